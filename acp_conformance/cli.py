@@ -1,0 +1,88 @@
+"""The console script: ``acp-conformance agent [OPTIONS] [-- CMD ARGS...]``, ``acp-conformance rules``.
+
+``agent`` is a thin wrapper over pytest with this package's plugin; with no command it runs the
+suite against the bundled reference agent, so a newcomer sees a full run in one command.
+Exit status: 0 conformant, 1 not conformant, 2 usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+
+REFERENCE_AGENT = [sys.executable, "-m", "acp_conformance.reference.agent"]
+
+USAGE = """acp-conformance agent [PYTEST-OPTIONS] [-- CMD ARGS...]
+  Run the conformance suite against an agent (default: the bundled reference agent).
+  Options before -- go to pytest: --acp-report-dir DIR, --acp-timeout S, --junitxml FILE, -n 2, ...
+
+acp-conformance rules [--coverage] [--side agent|client]
+  List the rule catalog (with --coverage: which rules the suite checks, and how)."""
+
+
+def _split(argv: list[str]) -> tuple[list[str], list[str]]:
+    if "--" in argv:
+        i = argv.index("--")
+        return argv[:i], argv[i + 1:]
+    return argv, []
+
+
+def run_agent(argv: list[str]) -> int:
+    import pytest
+    opts, cmd = _split(argv)
+    if any(o == "--agent-cmd" or o.startswith("--agent-cmd=") for o in opts):
+        print("acp-conformance agent: give the agent after --, not with --agent-cmd", file=sys.stderr)
+        return 2
+    target = cmd or REFERENCE_AGENT
+    code = pytest.main([f"--agent-cmd={shlex.join(target)}", "-p", "no:cacheprovider", *opts],
+                       plugins=[])
+    code = int(code)
+    if code == 4:  # pytest's usage error
+        return 2
+    return code if code in (0, 1, 2) else 1
+
+
+def run_rules(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="acp-conformance rules")
+    p.add_argument("--coverage", action="store_true", help="show which rules are checked, and by what")
+    p.add_argument("--side", choices=["agent", "client", "both"], default=None)
+    a = p.parse_args(argv)
+    from .rules.catalog import load_catalog
+    from .rules.monitors import RULES_CHECKED
+    catalog = load_catalog()
+    rows = [r for r in catalog.values() if a.side is None or r.side in (a.side, "both")]
+    if a.coverage:
+        checked = sum(1 for r in rows if r.id in RULES_CHECKED)
+        blocking = [r for r in rows if r.blocking]
+        print(f"{'rule':14} {'level':9} {'side':7} {'checked by':28} summary")
+        for r in rows:
+            by = RULES_CHECKED.get(r.id, "-")
+            print(f"{r.id:14} {r.level:9} {r.side:7} {by:28} {r.summary[:70]}")
+        print(f"\n{checked} of {len(rows)} rules checked; "
+              f"{sum(1 for r in blocking if r.id in RULES_CHECKED)} of {len(blocking)} blocking rules checked")
+    else:
+        for r in rows:
+            print(f"{r.id:14} {r.level:9} {r.side:7} {r.summary}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print(USAGE)
+        return 0 if argv else 2
+    cmd, rest = argv[0], argv[1:]
+    if cmd == "agent":
+        return run_agent(rest)
+    if cmd == "rules":
+        try:
+            return run_rules(rest)
+        except SystemExit as e:
+            return 2 if e.code else 0
+    print(f"acp-conformance: unknown command {cmd!r}\n\n{USAGE}", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

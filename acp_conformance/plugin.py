@@ -1,0 +1,382 @@
+"""The pytest plugin: options, collection of the bundled scenarios, running them, the verdict.
+
+Loaded through the ``pytest11`` entry point wherever the package is installed. It does nothing
+unless ``--agent-cmd`` is given; then it runs the bundled conformance suite, and only it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .rules.catalog import load_catalog
+from .rules.findings import FAIL, WARN, Finding
+from .rules.monitor import MonitorContext
+from .wire.transcript import Frame
+
+FINDINGS_KEY = "acp_findings"
+META_KEY = "acp_meta"
+
+DEFAULT_PROMPTS = {
+    "simple": "Say hello",
+    "long": "Count slowly to 500, one number per line.",
+    "tool": "Use a tool to read the file notes.txt",
+    "permission": "Delete the build directory; ask my permission first.",
+}
+
+
+# -- options ------------------------------------------------------------------------------------
+def pytest_addoption(parser: pytest.Parser) -> None:
+    g = parser.getgroup("acp-conformance", "ACP conformance suite")
+    g.addoption("--agent-cmd", dest="acp_agent_cmd", default=None, metavar="CMD",
+                help="command line of the agent under test (the suite plays the Client)")
+    g.addoption("--acp-report-dir", dest="acp_report_dir", default="reports", metavar="DIR",
+                help="where report.json and transcripts are written (default: reports/)")
+    g.addoption("--acp-timeout", dest="acp_timeout", default=10.0, type=float, metavar="S",
+                help="seconds to wait for each response or awaited update (default 10)")
+    g.addoption("--acp-startup-timeout", dest="acp_startup_timeout", default=15.0, type=float, metavar="S",
+                help="seconds to wait for the first response after the target starts (default 15)")
+    g.addoption("--acp-test-timeout", dest="acp_test_timeout", default=60.0, type=float, metavar="S",
+                help="seconds one test may take in all (default 60)")
+    g.addoption("--acp-schema", dest="acp_schema", default=None, metavar="PATH",
+                help="validate against another revision of the ACP JSON Schema")
+    g.addoption("--acp-strict", dest="acp_strict", action="store_true", default=False,
+                help="SHOULD-level warnings block conformance too")
+    g.addoption("--acp-long-prompt", dest="acp_long_prompt", default=DEFAULT_PROMPTS["long"], metavar="TEXT",
+                help="a prompt that makes the agent work long enough to be cancelled")
+    g.addoption("--acp-tool-prompt", dest="acp_tool_prompt", default=DEFAULT_PROMPTS["tool"], metavar="TEXT",
+                help="a prompt that makes the agent call a tool")
+    g.addoption("--acp-permission-prompt", dest="acp_permission_prompt", default=DEFAULT_PROMPTS["permission"],
+                metavar="TEXT", help="a prompt that makes the agent ask for permission")
+    g.addoption("--acp-agent-env", dest="acp_agent_env", action="append", default=[], metavar="KEY=VAL",
+                help="set an environment variable for the agent (repeatable)")
+    g.addoption("--acp-agent-cwd", dest="acp_agent_cwd", default=None, metavar="DIR",
+                help="run the agent in this directory instead of a fresh temporary one per test")
+    g.addoption("--acp-work-threshold", dest="acp_work_threshold", default=5.0, type=float, metavar="S",
+                help="PROMPT-005: work longer than this whose response came only after idle fails (default 5)")
+    g.addoption("--acp-stop-reason-should", dest="acp_stop_reason_should", action="store_true", default=False,
+                help="PROMPT-013: treat a missing stopReason as a warning (the schema's SHOULD) not a failure")
+
+
+class UsageError(Exception):
+    pass
+
+
+def _positive(config: pytest.Config, name: str, opt: str) -> float:
+    v = config.getoption(name)
+    if v is None or v <= 0:
+        raise UsageError(f"{opt} must be a positive number of seconds (got {v!r})")
+    return float(v)
+
+
+def _settings(config: pytest.Config) -> dict[str, Any]:
+    cmd = config.getoption("acp_agent_cmd")
+    try:
+        argv = shlex.split(cmd)
+    except ValueError as e:
+        raise UsageError(f"--agent-cmd cannot be parsed as a command line: {e}") from None
+    if not argv:
+        raise UsageError("--agent-cmd is empty: give the command that starts your agent")
+    if shutil.which(argv[0]) is None and not Path(argv[0]).exists():
+        raise UsageError(f"--agent-cmd: {argv[0]!r} is not a command on PATH nor a file")
+    env = {}
+    for item in config.getoption("acp_agent_env"):
+        if "=" not in item or item.startswith("="):
+            raise UsageError(f"--acp-agent-env takes KEY=VAL (got {item!r})")
+        k, v = item.split("=", 1)
+        env[k] = v
+    cwd = config.getoption("acp_agent_cwd")
+    if cwd and not Path(cwd).is_dir():
+        raise UsageError(f"--acp-agent-cwd: {cwd!r} is not a directory")
+    from .protocol.schema import SchemaError, cached_schema
+    schema_path = config.getoption("acp_schema")
+    try:
+        schema = cached_schema(str(Path(schema_path).resolve()) if schema_path else None)
+    except SchemaError as e:
+        raise UsageError(str(e)) from None
+    return {
+        "argv": argv, "env": env, "cwd": cwd, "schema": schema,
+        "timeout": _positive(config, "acp_timeout", "--acp-timeout"),
+        "startup_timeout": _positive(config, "acp_startup_timeout", "--acp-startup-timeout"),
+        "test_timeout": _positive(config, "acp_test_timeout", "--acp-test-timeout"),
+        "prompts": {"simple": DEFAULT_PROMPTS["simple"], "long": config.getoption("acp_long_prompt"),
+                    "tool": config.getoption("acp_tool_prompt"),
+                    "permission": config.getoption("acp_permission_prompt")},
+        "monitor_options": {
+            "insertion_work_threshold": _positive(config, "acp_work_threshold", "--acp-work-threshold"),
+            "stop_reason_required": not config.getoption("acp_stop_reason_should"),
+        },
+        "report_dir": Path(config.getoption("acp_report_dir")).resolve(),
+        "strict": bool(config.getoption("acp_strict")),
+    }
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    if not config.getoption("acp_agent_cmd", default=None):
+        return
+    try:
+        settings = _settings(config)
+    except UsageError as e:
+        pytest.exit(f"acp-conformance: {e}", returncode=2)
+    from .resources import scenarios_dir
+    suite_dir = scenarios_dir() / "agent"
+    config.args[:] = [str(suite_dir)]  # the bundled suite, and only it
+    config.stash[STATE] = SuiteState(config, settings, suite_dir)
+    config.addinivalue_line("markers", "acp_rules(ids): rule IDs a scenario exists to exercise")
+
+
+class SuiteState:
+    """What the controller collects over the run: findings, bound tests, the target's identity."""
+
+    def __init__(self, config: pytest.Config, settings: dict[str, Any], suite_dir: Path):
+        self.config = config
+        self.settings = settings
+        self.suite_dir = suite_dir
+        self.catalog = load_catalog()
+        self.findings: list[Finding] = []
+        self.bound: dict[str, list[str]] = {}
+        self.skipped: dict[str, str] = {}
+        self.errors: dict[str, str] = {}
+        self.transcripts: dict[str, str] = {}
+        self.agent_init: dict[str, Any] | None = None
+        self.verdict = None
+
+
+STATE = pytest.StashKey[SuiteState]()
+
+
+# -- collection ---------------------------------------------------------------------------------
+def pytest_collect_file(file_path: Path, parent: pytest.Collector):
+    state = parent.config.stash.get(STATE, None)
+    if state is None or file_path.suffix not in (".yaml", ".yml"):
+        return None
+    try:
+        file_path.relative_to(state.suite_dir)
+    except ValueError:
+        return None
+    return ScenarioFile.from_parent(parent, path=file_path)
+
+
+class ScenarioFile(pytest.File):
+    def collect(self):
+        from .scenarios.model import ScenarioFileError, load_file
+        state = self.config.stash[STATE]
+        try:
+            scenarios = load_file(self.path, set(state.catalog))
+        except ScenarioFileError as e:
+            raise self.CollectError(str(e)) from None
+        for scn in scenarios:
+            item = ScenarioItem.from_parent(self, name=scn.name, scenario=scn)
+            item.add_marker(pytest.mark.acp_rules(*scn.rules))
+            yield item
+
+    class CollectError(Exception):
+        pass
+
+
+class AcpFailure(Exception):
+    """A test failed: the message is the readable verdict for this test."""
+
+
+class ScenarioItem(pytest.Item):
+    def __init__(self, *, scenario, **kw):
+        super().__init__(**kw)
+        self.scenario = scenario
+        self.user_properties.append(("rules", " ".join(scenario.rules)))
+        self.user_properties.append(("scenario", scenario.name))
+
+    def reportinfo(self):
+        return self.path, None, f"{self.scenario.name} [{' '.join(self.scenario.rules)}]"
+
+    def runtest(self) -> None:
+        import anyio
+
+        from .protocol.validate import Validator
+        from .rules.monitors import ALL_MONITORS
+        from .scenarios.runner import RunSettings, Runner, TargetSpec
+
+        state: SuiteState = self.config.stash[STATE]
+        s = state.settings
+        ctx = MonitorContext(target_side="agent", options={**s["monitor_options"], **self.scenario.options})
+        ctx.add_monitors(ALL_MONITORS)
+        validator = Validator(s["schema"])
+
+        def validate_sent(msg: dict[str, Any]) -> str | None:
+            v = validator.check_message(msg)
+            return str(v) if v else None
+
+        settings = RunSettings(timeout=s["timeout"], startup_timeout=s["startup_timeout"],
+                               test_timeout=s["test_timeout"], prompts=s["prompts"],
+                               validate_sent=validate_sent)
+        tmp = None
+        if s["cwd"]:
+            workdir = Path(s["cwd"])
+        else:
+            tmp = tempfile.mkdtemp(prefix="acp-conformance-")
+            workdir = Path(tmp)
+        try:
+            runner = Runner(self.scenario, TargetSpec(s["argv"], s["env"]), settings, workdir,
+                            listeners=[ctx.feed])
+            result = anyio.run(runner.run)
+            ctx.finish()
+        finally:
+            if tmp:
+                shutil.rmtree(tmp, ignore_errors=True)
+        for f in ctx.findings:
+            f.test = self.nodeid
+        transcript_path = self._write_transcript(state, result)
+        meta = {"rules": self.scenario.rules, "error": result.error, "skipped": result.skipped,
+                "harness_error": result.harness_error, "transcript": transcript_path,
+                "agent_init": result.agent_init, "endings": result.endings}
+        self.user_properties.append((FINDINGS_KEY, json.dumps([f.to_json() for f in ctx.findings])))
+        self.user_properties.append((META_KEY, json.dumps(meta)))
+        if result.harness_error:
+            raise AcpFailure(f"HARNESS ERROR (a defect of the suite, not of the target): {result.harness_error}")
+        blocking = _blocking_failures(state, ctx.findings)
+        if result.skipped and not blocking:
+            pytest.skip(result.skipped)
+        if blocking or result.error:
+            raise AcpFailure(_explain(state, blocking, result, ctx.frames, transcript_path))
+
+    def _write_transcript(self, state: SuiteState, result) -> str:
+        d = state.settings["report_dir"] / "transcripts"
+        d.mkdir(parents=True, exist_ok=True)
+        name = re.sub(r"[^A-Za-z0-9_.-]+", "_", self.nodeid.split("/")[-1])[:150]
+        path = d / f"{name}.jsonl"
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(result.transcript.to_jsonl())
+        if any(result.stderr):
+            (d / f"{name}.stderr.txt").write_text("\n--- next connection ---\n".join(result.stderr),
+                                                  encoding="utf-8")
+        return str(path)
+
+    def repr_failure(self, excinfo, style=None):
+        if isinstance(excinfo.value, AcpFailure):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style)
+
+
+def _blocking_failures(state: SuiteState, findings: list[Finding]) -> list[Finding]:
+    out = []
+    for f in findings:
+        rule = state.catalog.get(f.rule)
+        if rule is None:
+            continue
+        if f.status == FAIL and rule.blocking:
+            out.append(f)
+        elif state.settings["strict"] and f.status in (FAIL, WARN) and rule.level != "MAY":
+            out.append(f)
+    return out
+
+
+def _explain(state: SuiteState, failures: list[Finding], result, frames: list[Frame], transcript: str) -> str:
+    by_seq = {f.seq: f for f in frames}
+    lines = []
+    for f in failures:
+        rule = state.catalog[f.rule]
+        lines.append(f"{f.rule} ({rule.level}) failed")
+        if f.expected:
+            lines.append(f"  expected: {f.expected}")
+        lines.append(f"  observed: {f.message}")
+        for seq in f.frames[:6]:
+            fr = by_seq.get(seq)
+            if fr is not None:
+                arrow = {"sent": "suite -> target", "received": "target -> suite"}.get(fr.direction, "event")
+                lines.append(f"  frame #{seq} [{fr.t:.3f}s, {arrow}]: {fr.text(400)}")
+        lines.append(f"  spec: {rule.source}")
+    if result.error:
+        lines.append(f"the scenario could not be completed: {result.error}")
+    if result.stderr and any(result.stderr):
+        tail = result.stderr[-1][-1500:]
+        lines.append("target stderr (tail):\n" + "\n".join("  | " + ln for ln in tail.splitlines()[-15:]))
+    lines.append(f"transcript: {transcript}")
+    return "\n".join(lines)
+
+
+# -- collecting results (runs on the controller, also under xdist) ------------------------------
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    config = _CONFIG.get("config")
+    state = config.stash.get(STATE, None) if config else None
+    if state is None:
+        return
+    keep = []
+    for key, value in report.user_properties:
+        if key == FINDINGS_KEY:
+            for d in json.loads(value):
+                state.findings.append(Finding(d["rule"], d["status"], d["message"], d.get("expected", ""),
+                                              d.get("frames", []), report.nodeid))
+        elif key == META_KEY:
+            meta = json.loads(value)
+            for r in meta["rules"]:
+                state.bound.setdefault(r, [])
+                if report.nodeid not in state.bound[r]:
+                    state.bound[r].append(report.nodeid)
+            if meta.get("skipped"):
+                state.skipped[report.nodeid] = meta["skipped"]
+            if meta.get("error") or meta.get("harness_error"):
+                state.errors[report.nodeid] = meta.get("harness_error") or meta["error"]
+            state.transcripts[report.nodeid] = meta.get("transcript")
+            if meta.get("agent_init") and state.agent_init is None:
+                state.agent_init = meta["agent_init"]
+        else:
+            keep.append((key, value))
+    report.user_properties = keep
+
+
+_CONFIG: dict[str, pytest.Config] = {}
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    _CONFIG["config"] = session.config
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    state = session.config.stash.get(STATE, None)
+    if state is None or hasattr(session.config, "workerinput"):
+        return  # xdist workers report to the controller, which judges
+    from .report.json_report import write_json_report
+    from .rules.monitors import RULES_CHECKED
+    from .rules.verdicts import compute
+    verdict = compute(state.catalog, state.findings, set(RULES_CHECKED), state.bound, state.skipped,
+                      strict=state.settings["strict"], side="agent")
+    state.verdict = verdict
+    try:
+        write_json_report(state.settings["report_dir"] / "report.json", verdict, state)
+    except OSError as e:
+        session.config.get_terminal_writer().line(f"acp-conformance: could not write the report: {e}", red=True)
+    if exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED):
+        session.exitstatus = pytest.ExitCode.OK if verdict.conformant else pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:
+    state = config.stash.get(STATE, None)
+    if state is None or state.verdict is None:
+        return
+    v = state.verdict
+    tr = terminalreporter
+    tr.section("ACP conformance")
+    for rv in v.rules:
+        if rv.checked and rv.status in (FAIL, WARN, "not-tested"):
+            tr.line(f"  {rv.status.upper():10} {rv.rule.id:14} {rv.rule.level:8} {rv.reason[:160]}")
+    tr.line(f"report: {state.settings['report_dir'] / 'report.json'}")
+    tr.line(v.summary_line(), bold=True, green=v.conformant, red=not v.conformant)
+
+
+def pytest_report_header(config: pytest.Config):
+    state = config.stash.get(STATE, None)
+    if state is None:
+        return None
+    s = state.settings
+    return [f"acp-conformance: agent {shlex.join(s['argv'])}",
+            f"acp-conformance: schema {s['schema'].path} (sha256 {s['schema'].sha256[:12]})"]
+

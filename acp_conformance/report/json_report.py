@@ -1,0 +1,43 @@
+"""report.json: the verdict, one entry per catalog rule with its evidence, and the target's identity."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import time
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+
+
+def build_json_report(verdict, state) -> dict[str, Any]:
+    s = state.settings
+    init = state.agent_init or {}
+    rules = []
+    for rv in verdict.rules:
+        entry = rv.to_json()
+        entry["transcripts"] = sorted({state.transcripts[t] for t in rv.tests if state.transcripts.get(t)})
+        rules.append(entry)
+    return {
+        "suite": {"name": "acp-conformance", "version": __version__},
+        "generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "schema": {"path": str(s["schema"].path), "revision": s["schema"].revision, "sha256": s["schema"].sha256},
+        "target": {"side": "agent", "command": shlex.join(s["argv"]), "info": init.get("info"),
+                   "protocolVersion": init.get("protocolVersion"), "capabilities": init.get("capabilities")},
+        "verdict": {"conformant": verdict.conformant, "strict": verdict.strict, "counts": verdict.counts(),
+                    "blocking": [v.rule.id for v in verdict.blocking_failures],
+                    "summary": verdict.summary_line()},
+        "tests": [{"id": t, "transcript": p, "skipped": state.skipped.get(t), "error": state.errors.get(t)}
+                  for t, p in sorted(state.transcripts.items())],
+        "rules": rules,
+    }
+
+
+def write_json_report(path: Path, verdict, state) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = build_json_report(verdict, state)
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False), encoding="utf-8")
+    tmp.replace(path)
+    return path

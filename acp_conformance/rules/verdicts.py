@@ -1,0 +1,122 @@
+"""Verdicts: from the findings of every test to one status per rule and one conformance answer.
+
+* A rule's status is the worst over its findings (fail > warn > pass > not-tested > skip).
+* A failed SHOULD rule is a warning; a failed MAY rule only a note. ``strict`` makes warnings block.
+* A blocking rule this suite checks that no test exercised is ``not-tested`` and counts against
+  conformance: a dead agent must not score 100%.
+* A rule the suite has no check for yet is listed as such and left out of the verdict.
+* A rule whose every bound test was skipped (a capability the target does not advertise) is ``skip``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from .catalog import SHOULD_LEVELS, Rule
+from .findings import FAIL, INFO, NOT_TESTED, PASS, SKIP, WARN, Finding, worst
+
+
+@dataclass
+class RuleVerdict:
+    rule: Rule
+    status: str
+    checked: bool
+    findings: list[Finding] = field(default_factory=list)
+    tests: list[str] = field(default_factory=list)
+    reason: str = ""
+
+    @property
+    def counts(self) -> bool:
+        """Does this rule decide conformance?"""
+        return self.checked and self.rule.blocking
+
+    def to_json(self) -> dict[str, Any]:
+        r = self.rule
+        first = next((f for f in self.findings if f.status == self.status), None)
+        return {
+            "id": r.id, "area": r.area, "level": r.level, "side": r.side, "status": self.status,
+            "blocking": r.blocking, "checked": self.checked, "summary": r.summary, "source": r.source,
+            "reason": self.reason or (first.message if first else ""),
+            "expected": first.expected if first else "",
+            "tests": self.tests,
+            "evidence": [f.to_json() for f in self.findings if f.status in (FAIL, WARN)][:20]
+                        or [f.to_json() for f in self.findings][:3],
+        }
+
+
+@dataclass
+class Verdict:
+    rules: list[RuleVerdict]
+    strict: bool = False
+
+    @property
+    def blocking_failures(self) -> list[RuleVerdict]:
+        bad = {FAIL, NOT_TESTED} | ({WARN} if self.strict else set())
+        return [v for v in self.rules if v.checked and (v.rule.blocking or (self.strict and v.status == WARN))
+                and v.status in bad]
+
+    @property
+    def conformant(self) -> bool:
+        return not self.blocking_failures
+
+    def counts(self) -> dict[str, int]:
+        out = {s: 0 for s in (PASS, FAIL, WARN, SKIP, NOT_TESTED)}
+        for v in self.rules:
+            if v.checked:
+                out[v.status] = out.get(v.status, 0) + 1
+        return out
+
+    def summary_line(self) -> str:
+        c = self.counts()
+        checked = sum(1 for v in self.rules if v.checked)
+        head = "CONFORMANT" if self.conformant else "NOT CONFORMANT"
+        parts = ", ".join(f"{c[s]} {s}" for s in (PASS, FAIL, WARN, NOT_TESTED, SKIP) if c[s])
+        extra = ""
+        if not self.conformant:
+            ids = [v.rule.id for v in self.blocking_failures]
+            extra = f"; blocking: {', '.join(ids[:8])}{' ...' if len(ids) > 8 else ''}"
+        return f"ACP verdict: {head} ({checked} rules checked: {parts}{extra})"
+
+
+def _level_status(rule: Rule, status: str) -> str:
+    if status == FAIL and rule.level in SHOULD_LEVELS:
+        return WARN
+    if status in (FAIL, WARN) and rule.level == "MAY":
+        return INFO
+    return status
+
+
+def compute(catalog: dict[str, Rule], findings: Iterable[Finding], checked: set[str],
+            bound_tests: dict[str, list[str]], skipped_tests: dict[str, str],
+            strict: bool = False, side: str | None = None) -> Verdict:
+    """``bound_tests``: rule -> the test ids that name it; ``skipped_tests``: test id -> reason."""
+    by_rule: dict[str, list[Finding]] = {}
+    for f in findings:
+        by_rule.setdefault(f.rule, []).append(f)
+    out = []
+    for rule in catalog.values():
+        if side and rule.side not in (side, "both"):
+            continue
+        fs = by_rule.get(rule.id, [])
+        tests = sorted(set(bound_tests.get(rule.id, [])) | {f.test for f in fs if f.test})
+        statuses = [_level_status(rule, f.status) for f in fs]
+        counted = [s for s in statuses if s != INFO]
+        is_checked = rule.id in checked
+        if counted:
+            status, reason = worst(counted), ""
+        elif tests and all(t in skipped_tests for t in bound_tests.get(rule.id, [])) and bound_tests.get(rule.id):
+            status = SKIP
+            reason = "; ".join(sorted({skipped_tests[t] for t in bound_tests[rule.id]}))
+        else:
+            status = NOT_TESTED
+            if not is_checked:
+                reason = "this version of the suite has no check for this rule"
+            elif fs:
+                reason = fs[0].message
+            elif tests:
+                reason = "the tests bound to this rule did not reach the situation it is about"
+            else:
+                reason = "no test exercised this rule"
+        out.append(RuleVerdict(rule, status, is_checked, fs, tests, reason))
+    return Verdict(out, strict)

@@ -1,0 +1,139 @@
+"""The scenario file format: loading and checking, with errors that name the file and the step.
+
+A scenario file (YAML) holds one scenario or a list under ``scenarios:``. See docs/scenarios.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+# step name -> keys it accepts (the value may also be a scalar, see SCALAR_KEY)
+STEPS: dict[str, set[str]] = {
+    "initialize": {"protocolVersion", "capabilities", "info", "params", "save", "expect", "wait"},
+    "new_session": {"cwd", "params", "save", "expect"},
+    "prompt": {"session", "text", "blocks", "save", "wait", "expect"},
+    "await": {"response", "idle", "update", "timeout", "optional"},
+    "cancel": {"session"},
+    "resume": {"session", "replay", "cwd", "params", "save", "expect", "wait"},
+    "close": {"session", "save", "wait"},
+    "request": {"method", "params", "id", "save", "wait", "expect"},
+    "notify": {"method", "params"},
+    "raw": {"line"},
+    "restart": {"env"},
+    "settle": {"seconds"},
+    "note": {"text"},
+}
+# a step may be written `cancel: s` instead of `cancel: {session: s}`
+SCALAR_KEY = {"cancel": "session", "close": "session", "raw": "line", "settle": "seconds",
+              "note": "text", "await": "response"}
+
+
+class ScenarioFileError(Exception):
+    """A scenario file cannot be read or is malformed; the message names the file and the place."""
+
+
+@dataclass
+class Step:
+    kind: str
+    args: dict[str, Any]
+    index: int
+
+    def describe(self) -> str:
+        return f"step {self.index + 1} ({self.kind})"
+
+
+@dataclass
+class Scenario:
+    name: str
+    path: Path
+    rules: list[str]
+    steps: list[Step]
+    description: str = ""
+    requires: list[str] = field(default_factory=list)  # capability paths, e.g. session.delete
+    options: dict[str, Any] = field(default_factory=dict)  # monitor option overrides
+    side: str = "agent"
+
+
+def _fail(path: Path, where: str, problem: str) -> ScenarioFileError:
+    return ScenarioFileError(f"{path}: {where}: {problem}")
+
+
+def _step(path: Path, name: str, i: int, raw: Any) -> Step:
+    where = f"scenario {name!r}, step {i + 1}"
+    if isinstance(raw, str) and raw in STEPS:
+        return Step(raw, {}, i)
+    if not isinstance(raw, dict) or len(raw) != 1:
+        raise _fail(path, where, "a step is a mapping with exactly one key, the step name "
+                                 f"(one of {', '.join(sorted(STEPS))})")
+    kind, args = next(iter(raw.items()))
+    if kind not in STEPS:
+        raise _fail(path, where, f"unknown step {kind!r} (known: {', '.join(sorted(STEPS))})")
+    if args is None:
+        args = {}
+    elif not isinstance(args, dict):
+        if kind not in SCALAR_KEY:
+            raise _fail(path, where, f"{kind} takes a mapping of {', '.join(sorted(STEPS[kind]))}")
+        args = {SCALAR_KEY[kind]: args}
+    unknown = set(args) - STEPS[kind]
+    if unknown:
+        raise _fail(path, where, f"{kind} does not take {', '.join(sorted(unknown))} "
+                                 f"(it takes {', '.join(sorted(STEPS[kind]))})")
+    return Step(kind, dict(args), i)
+
+
+def load_file(path: str | Path, known_rules: set[str] | None = None, side: str = "agent") -> list[Scenario]:
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as e:
+        raise ScenarioFileError(f"{p}: cannot read the scenario file: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise ScenarioFileError(f"{p}: the scenario file is not UTF-8 text ({e.reason})") from None
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise ScenarioFileError(f"{p}: not valid YAML: {e}") from None
+    if isinstance(doc, dict) and "scenarios" in doc:
+        items = doc["scenarios"]
+    else:
+        items = [doc]
+    if not isinstance(items, list) or not items:
+        raise ScenarioFileError(f"{p}: expected a scenario mapping or a list under 'scenarios:'")
+    out = []
+    seen = set()
+    for n, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise _fail(p, f"scenario {n + 1}", "a scenario is a mapping with name, rules and steps")
+        name = item.get("name")
+        if not isinstance(name, str) or not name.strip():
+            raise _fail(p, f"scenario {n + 1}", "missing 'name' (a non-empty string)")
+        if name in seen:
+            raise _fail(p, f"scenario {name!r}", "the name is used twice in this file")
+        seen.add(name)
+        unknown = set(item) - {"name", "description", "rules", "requires", "steps", "options", "side"}
+        if unknown:
+            raise _fail(p, f"scenario {name!r}", f"unknown keys {', '.join(sorted(unknown))}")
+        rules = item.get("rules") or []
+        if not isinstance(rules, list) or not all(isinstance(r, str) for r in rules):
+            raise _fail(p, f"scenario {name!r}", "'rules' is a list of rule IDs")
+        if known_rules is not None:
+            bad = [r for r in rules if r not in known_rules]
+            if bad:
+                raise _fail(p, f"scenario {name!r}", f"unknown rule IDs {', '.join(bad)}")
+        steps = item.get("steps")
+        if not isinstance(steps, list) or not steps:
+            raise _fail(p, f"scenario {name!r}", "'steps' is a non-empty list")
+        requires = item.get("requires") or []
+        if not isinstance(requires, list):
+            raise _fail(p, f"scenario {name!r}", "'requires' is a list of capability paths")
+        options = item.get("options") or {}
+        if not isinstance(options, dict):
+            raise _fail(p, f"scenario {name!r}", "'options' is a mapping")
+        out.append(Scenario(name, p, list(rules), [_step(p, name, i, s) for i, s in enumerate(steps)],
+                            str(item.get("description") or ""), [str(r) for r in requires], options,
+                            str(item.get("side") or side)))
+    return out

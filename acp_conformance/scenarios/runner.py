@@ -1,0 +1,437 @@
+"""The scenario interpreter: drives a target through a scenario's steps, playing the Client.
+
+It only drives; it judges nothing. Every frame goes to the transcript, whose listeners (the
+monitors) judge. The runner's own outcome is whether it could finish the steps: a target that
+hangs, dies or refuses the setup the scenario needs ends the run with a sentence saying so.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import anyio
+
+from ..wire.peer import Peer, Pending, TargetGone, WaitTimeout
+from ..wire.transcript import EV_NOTE, EV_TIMEOUT, RECEIVED, Frame, Transcript
+from ..wire.transport import TargetClosed, TargetError, Transport
+from .model import Scenario, Step
+
+SUITE_INFO = {"name": "acp-conformance", "title": "ACP Conformance Suite", "version": "0.1.0"}
+
+
+@dataclass
+class TargetSpec:
+    argv: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class RunSettings:
+    timeout: float = 10.0  # per awaited response or update
+    startup_timeout: float = 15.0  # for the first response of each connection
+    test_timeout: float = 60.0
+    shutdown_grace: float = 2.0
+    prompts: dict[str, str] = field(default_factory=dict)  # simple, long, tool, permission
+    permission_answer: str = "allow"  # allow | reject | cancelled | hold
+    validate_sent: Callable[[dict[str, Any]], str | None] | None = None  # harness self-check
+
+
+class ScenarioAbort(Exception):
+    """The scenario cannot go on; the message says why, for the report."""
+
+
+class ScenarioSkip(Exception):
+    """The scenario does not apply to this target (a capability it needs is not advertised)."""
+
+
+class HarnessError(Exception):
+    """The suite itself did something wrong (for example it built an invalid frame)."""
+
+
+@dataclass
+class RunResult:
+    transcript: Transcript
+    error: str | None = None  # why the steps could not be completed (None: completed)
+    skipped: str | None = None
+    harness_error: str | None = None
+    stderr: list[str] = field(default_factory=list)  # one text per connection
+    endings: list[str] = field(default_factory=list)  # how each connection ended
+    agent_init: dict[str, Any] | None = None  # the initialize result, if any
+
+
+_VAR = re.compile(r"\$\{([A-Za-z_][\w.]*)\}")
+_WHOLE = re.compile(r"^\$([A-Za-z_][\w.]*)$")
+
+
+class Runner:
+    def __init__(self, scenario: Scenario, target: TargetSpec, settings: RunSettings, workdir: Path,
+                 listeners: list[Callable[[Frame], None]] | None = None):
+        self.scenario = scenario
+        self.target = target
+        self.settings = settings
+        self.workdir = Path(workdir).resolve()
+        self.transcript = Transcript(listeners=list(listeners or []))
+        self.result = RunResult(self.transcript)
+        self.vars: dict[str, Any] = {
+            "cwd": str(self.workdir),
+            "unknown_session": f"sess_conformance_unknown_{uuid.uuid4().hex[:12]}",
+            "opt": dict(settings.prompts),
+        }
+        self.sessions: dict[str, dict[str, Any]] = {}  # sessionId -> {cwd}
+        self.last_sent: dict[str, int] = {}  # sessionId -> seq of the last frame the suite sent for it
+        self.transport: Transport | None = None
+        self.peer: Peer | None = None
+        self._scope: anyio.CancelScope | None = None
+        self._tg = None
+        self._first_response_pending = True
+
+    # -- variables ----------------------------------------------------------------------------
+    def lookup(self, path: str) -> Any:
+        head, *rest = path.split(".")
+        if head not in self.vars:
+            raise HarnessError(f"{self.scenario.name}: unknown variable ${head}")
+        value = self.vars[head]
+        for part in rest:
+            if isinstance(value, Pending):
+                value = value.msg or {}
+            if isinstance(value, dict):
+                value = value.get(part)
+            elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+                value = value[int(part)]
+            else:
+                return None
+        if isinstance(value, Pending):
+            value = value.msg
+        return value
+
+    def resolve(self, value: Any) -> Any:
+        if isinstance(value, str):
+            m = _WHOLE.match(value)
+            if m:
+                return self.lookup(m.group(1))
+            return _VAR.sub(lambda mm: _text(self.lookup(mm.group(1))), value)
+        if isinstance(value, list):
+            return [self.resolve(v) for v in value]
+        if isinstance(value, dict):
+            return {k: self.resolve(v) for k, v in value.items()}
+        return value
+
+    # -- connections --------------------------------------------------------------------------
+    async def connect(self, extra_env: dict[str, str] | None = None) -> None:
+        env = dict(self.target.env)
+        if extra_env:
+            env.update(extra_env)
+        transport = Transport(self.target.argv, self.transcript, cwd=self.workdir, env=env)
+        peer = Peer(transport, self.transcript, on_request=self._on_request)
+        try:
+            await transport.spawn()
+        except TargetError as e:
+            raise ScenarioAbort(str(e)) from None
+        self.transport, self.peer = transport, peer
+        self._first_response_pending = True
+        self._scope = await self._tg.start(self._serve, transport)
+
+    async def _serve(self, transport: Transport, *, task_status) -> None:
+        with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as tg:
+                transport.start_readers(tg)
+                task_status.started(scope)
+
+    async def disconnect(self) -> None:
+        if self.transport is None:
+            return
+        how = await self.transport.shutdown(self.settings.shutdown_grace)
+        self.result.endings.append(how)
+        self.result.stderr.append(self.transport.stderr.text())
+        if self._scope is not None:
+            self._scope.cancel()
+        self.transport = None
+        self.peer = None
+
+    def _on_request(self, frame: Frame, msg: dict[str, Any]) -> None:
+        """Requests from the target: answered by the scenario's policy (run in the reader task)."""
+        method = msg.get("method")
+        if method == "session/request_permission":
+            answer = self.settings.permission_answer
+            if answer == "hold":
+                return
+            outcome = {"outcome": "cancelled"}
+            options = (msg.get("params") or {}).get("options") or []
+            if answer in ("allow", "reject"):
+                want = "allow" if answer == "allow" else "reject"
+                chosen = next((o for o in options if isinstance(o, dict)
+                               and str(o.get("kind", "")).startswith(want)), None)
+                if chosen is not None:
+                    outcome = {"outcome": "selected", "optionId": chosen.get("optionId")}
+            self._tg.start_soon(self._respond, msg["id"], {"outcome": outcome}, None)
+        else:
+            self._tg.start_soon(self._respond, msg["id"], None,
+                                {"code": -32601, "message": f"Method not found: {method}"})
+
+    async def _respond(self, id: Any, result: Any, error: Any) -> None:
+        if self.peer is not None:
+            try:
+                await self.peer.respond(id, result, error)
+            except TargetClosed:
+                pass
+
+    # -- running ------------------------------------------------------------------------------
+    async def run(self) -> RunResult:
+        try:
+            async with anyio.create_task_group() as tg:
+                self._tg = tg
+                try:
+                    with anyio.move_on_after(self.settings.test_timeout) as scope:
+                        await self.connect()
+                        for step in self.scenario.steps:
+                            await self.step(step)
+                    if scope.cancelled_caught:
+                        self.transcript.event(EV_TIMEOUT, what="test", seconds=self.settings.test_timeout)
+                        self.result.error = (f"the scenario did not finish within the test timeout "
+                                             f"({self.settings.test_timeout:g} s, --acp-test-timeout)")
+                except ScenarioSkip as e:
+                    self.result.skipped = str(e)
+                except ScenarioAbort as e:
+                    self.result.error = str(e)
+                except (WaitTimeout, TargetGone, TargetClosed) as e:
+                    self.transcript.event(EV_TIMEOUT if isinstance(e, WaitTimeout) else EV_NOTE, what=str(e))
+                    self.result.error = str(e)
+                except HarnessError as e:
+                    self.result.harness_error = str(e)
+                finally:
+                    with anyio.CancelScope(shield=True):
+                        await self.disconnect()
+                    tg.cancel_scope.cancel()
+        except Exception as e:  # pragma: no cover - report, never lose the run
+            if self.result.error is None and self.result.harness_error is None:
+                self.result.harness_error = f"internal error in the suite: {e!r}"
+        return self.result
+
+    async def step(self, step: Step) -> None:
+        handler = getattr(self, "_step_" + step.kind)
+        if self.peer is None and step.kind != "restart":
+            raise ScenarioAbort(f"{step.describe()}: the target is not connected")
+        await handler(self.resolve(step.args), step)
+
+    def _timeout(self, override: Any = None) -> float:
+        if override is not None:
+            return float(override)
+        if self._first_response_pending:
+            return max(self.settings.startup_timeout, self.settings.timeout)
+        return self.settings.timeout
+
+    async def _send_request(self, method: str, params: Any, id: Any = None) -> Pending:
+        msg = {"jsonrpc": "2.0", "id": 0, "method": method, "params": params}
+        if self.settings.validate_sent is not None:
+            problem = self.settings.validate_sent(msg)
+            if problem:
+                raise HarnessError(f"the suite built an invalid {method} request: {problem}")
+        p = await self.peer.request(method, params, id=id)
+        sid = params.get("sessionId") if isinstance(params, dict) else None
+        if isinstance(sid, str):
+            self.last_sent[sid] = p.frame.seq
+        return p
+
+    async def _await(self, p: Pending, timeout: Any = None) -> Pending:
+        await self.peer.await_response(p, self._timeout(timeout))
+        self._first_response_pending = False
+        return p
+
+    def _save(self, args: dict[str, Any], value: Any) -> None:
+        if args.get("save"):
+            self.vars[str(args["save"])] = value
+
+    # -- steps --------------------------------------------------------------------------------
+    async def _step_initialize(self, a: dict[str, Any], step: Step) -> None:
+        params = dict(a.get("params") or {})
+        params.setdefault("protocolVersion", a.get("protocolVersion", 2))
+        params.setdefault("capabilities", a.get("capabilities", {}))
+        params.setdefault("info", a.get("info", SUITE_INFO))
+        p = await self._send_request("initialize", params)
+        if a.get("wait") is False:
+            self._save(a, p)
+            return
+        await self._await(p)
+        self._save(a, p)
+        expect = a.get("expect", "ok")
+        if p.error is not None:
+            if expect == "ok":
+                raise ScenarioAbort(f"{step.describe()}: initialize failed: {_short(p.error)}; "
+                                    "the scenario needs an initialized connection")
+            return
+        if isinstance(p.result, dict):
+            self.result.agent_init = p.result
+            self.vars["agent"] = p.result
+            self._check_requires()
+
+    def _check_requires(self) -> None:
+        caps = (self.result.agent_init or {}).get("capabilities") or {}
+        for path in self.scenario.requires:
+            node: Any = caps
+            for part in path.split("."):
+                node = node.get(part) if isinstance(node, dict) else None
+            if not isinstance(node, dict):
+                raise ScenarioSkip(f"the agent does not advertise capabilities.{path}")
+
+    async def _step_new_session(self, a: dict[str, Any], step: Step) -> None:
+        params = dict(a.get("params") or {})
+        params.setdefault("cwd", a.get("cwd") or str(self.workdir))
+        p = await self._await(await self._send_request("session/new", params))
+        if p.error is not None or not isinstance(p.result, dict) or not isinstance(p.result.get("sessionId"), str):
+            if a.get("expect") == "any":
+                return
+            raise ScenarioAbort(f"{step.describe()}: session/new did not create a session: "
+                                f"{_short(p.error if p.error is not None else p.result)}")
+        sid = p.result["sessionId"]
+        self.sessions[sid] = {"cwd": params["cwd"]}
+        self._save(a, sid)
+
+    def _prompt_blocks(self, a: dict[str, Any]) -> list[Any]:
+        if "blocks" in a:
+            return a["blocks"]
+        text = a.get("text")
+        if text is None:
+            text = self.settings.prompts.get("simple", "Say hello")
+        return [{"type": "text", "text": _text(text)}]
+
+    async def _step_prompt(self, a: dict[str, Any], step: Step) -> None:
+        sid = a.get("session")
+        p = await self._send_request("session/prompt", {"sessionId": sid, "prompt": self._prompt_blocks(a)})
+        self._save(a, p)
+        wait = a.get("wait", "idle")
+        if wait in ("none", False):
+            return
+        await self._await(p)
+        if wait == "idle" and p.error is None:
+            await self._wait_idle(sid, since=p.frame.seq, what=f"the idle state_update ending the work of "
+                                                                 f"session/prompt #{p.frame.seq}")
+
+    async def _wait_idle(self, sid: Any, since: int, what: str, timeout: Any = None) -> Frame:
+        return await self.peer.wait_for(lambda f: _is_update(f, sid, "state_update", "idle"),
+                                        self._timeout(timeout), what, since=since)
+
+    async def _step_await(self, a: dict[str, Any], step: Step) -> None:
+        try:
+            if "response" in a:
+                p = a["response"]
+                if not isinstance(p, Pending):
+                    raise HarnessError(f"{step.describe()}: 'response' must name a saved request")
+                await self._await(p, a.get("timeout"))
+            elif "idle" in a:
+                sid = a["idle"]
+                await self._wait_idle(sid, self.last_sent.get(sid, 0), f"an idle state_update for {sid}",
+                                      a.get("timeout"))
+            elif "update" in a:
+                u = a["update"] or {}
+                sid = u.get("session")
+                kind = u.get("kind")
+                state = u.get("state")
+                await self.peer.wait_for(lambda f: _is_update(f, sid, kind, state), self._timeout(a.get("timeout")),
+                                         f"a {kind or 'session'} update" + (f" ({state})" if state else "")
+                                         + f" for {sid}", since=self.last_sent.get(sid, 0))
+            else:
+                raise HarnessError(f"{step.describe()}: await needs response, idle or update")
+        except WaitTimeout as e:
+            if a.get("optional"):
+                self.transcript.event(EV_NOTE, text=f"optional wait ended: {e}")
+                return
+            raise
+
+    async def _step_cancel(self, a: dict[str, Any], step: Step) -> None:
+        sid = a.get("session")
+        f = await self.peer.notify("session/cancel", {"sessionId": sid})
+        if isinstance(sid, str):
+            self.last_sent[sid] = f.seq
+
+    async def _step_resume(self, a: dict[str, Any], step: Step) -> None:
+        sid = a.get("session")
+        params = dict(a.get("params") or {})
+        params.setdefault("sessionId", sid)
+        params.setdefault("cwd", a.get("cwd") or self.sessions.get(sid, {}).get("cwd") or str(self.workdir))
+        if "replay" in a:
+            replay = a["replay"]
+            if replay is True:
+                params["replayFrom"] = {"type": "start"}
+            elif replay is not False:
+                params["replayFrom"] = replay  # null or a literal cursor
+        p = await self._send_request("session/resume", params)
+        self._save(a, p)
+        if a.get("wait", True):
+            await self._await(p)
+            if p.error is not None and a.get("expect", "any") == "ok":
+                raise ScenarioAbort(f"{step.describe()}: session/resume failed: {_short(p.error)}")
+
+    async def _step_close(self, a: dict[str, Any], step: Step) -> None:
+        p = await self._send_request("session/close", {"sessionId": a.get("session")})
+        self._save(a, p)
+        if a.get("wait", True):
+            await self._await(p)
+
+    async def _step_request(self, a: dict[str, Any], step: Step) -> None:
+        if not isinstance(a.get("method"), str):
+            raise HarnessError(f"{step.describe()}: request needs a method")
+        p = await self._send_request(a["method"], a.get("params", {}), a.get("id"))
+        self._save(a, p)
+        if a.get("wait", True):
+            await self._await(p)
+            if a.get("expect") == "ok" and p.error is not None:
+                raise ScenarioAbort(f"{step.describe()}: {a['method']} failed: {_short(p.error)}")
+
+    async def _step_notify(self, a: dict[str, Any], step: Step) -> None:
+        await self.peer.notify(a["method"], a.get("params"))
+
+    async def _step_raw(self, a: dict[str, Any], step: Step) -> None:
+        line = a.get("line")
+        if not isinstance(line, str):
+            raise HarnessError(f"{step.describe()}: raw needs a line (string)")
+        await self.peer.send_raw(line.encode("utf-8"))
+
+    async def _step_restart(self, a: dict[str, Any], step: Step) -> None:
+        await self.disconnect()
+        self.transcript.conn += 1
+        await self.connect(a.get("env"))
+
+    async def _step_settle(self, a: dict[str, Any], step: Step) -> None:
+        """Wait until the target has been quiet for ``seconds`` (bounded at five times that)."""
+        quiet = float(a.get("seconds", 0.3))
+        with anyio.move_on_after(quiet * 5):
+            while True:
+                mark = len(self.transcript.frames)
+                try:
+                    await self.peer.wait_for(lambda f: True, quiet, "any frame", since=mark)
+                except WaitTimeout:
+                    return
+                except TargetGone:
+                    return
+
+    async def _step_note(self, a: dict[str, Any], step: Step) -> None:
+        self.transcript.event(EV_NOTE, text=str(a.get("text", "")))
+
+
+def _is_update(f: Frame, sid: Any, kind: str | None, state: str | None) -> bool:
+    m = f.msg
+    if f.direction != RECEIVED or not isinstance(m, dict) or m.get("method") != "session/update":
+        return False
+    params = m.get("params")
+    if not isinstance(params, dict) or (sid is not None and params.get("sessionId") != sid):
+        return False
+    u = params.get("update")
+    if not isinstance(u, dict):
+        return False
+    if kind is not None and u.get("sessionUpdate") != kind:
+        return False
+    return state is None or u.get("state") == state
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _short(value: Any, limit: int = 300) -> str:
+    s = json.dumps(value, ensure_ascii=False)
+    return s if len(s) <= limit else s[:limit] + "..."

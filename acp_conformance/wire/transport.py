@@ -1,0 +1,258 @@
+"""The target as a subprocess, spoken to over stdio with newline framing.
+
+Knows bytes, not ACP. Every line the target writes is recorded in the transcript with its raw
+bytes (no line-length limit); stderr is captured apart into a bounded buffer; the target runs in
+its own process group so that the shutdown ladder (close stdin, SIGTERM, SIGKILL) reaches every
+process it started.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import anyio
+from anyio.abc import Process
+
+from .transcript import (EV_EOF, EV_EXIT, EV_START, EV_STDIN_CLOSED, Frame,
+                         Transcript)
+
+READ_CHUNK = 1 << 16
+
+
+class TargetError(Exception):
+    """The target could not be started or talked to; the message is for a person."""
+
+
+class TargetClosed(TargetError):
+    """The target closed its stdin (or exited) while the suite was writing to it."""
+
+
+@dataclass
+class StderrBuffer:
+    """Keeps the head and the tail of what the target wrote on stderr, and counts the rest."""
+
+    head_limit: int = 64 * 1024
+    tail_limit: int = 64 * 1024
+    head: bytearray = field(default_factory=bytearray)
+    tail: bytearray = field(default_factory=bytearray)
+    total: int = 0
+
+    def add(self, data: bytes) -> None:
+        self.total += len(data)
+        room = self.head_limit - len(self.head)
+        if room > 0:
+            self.head += data[:room]
+            data = data[room:]
+        if data:
+            self.tail += data
+            if len(self.tail) > self.tail_limit:
+                del self.tail[: len(self.tail) - self.tail_limit]
+
+    def text(self) -> str:
+        skipped = self.total - len(self.head) - len(self.tail)
+        middle = f"\n... [{skipped} bytes of stderr not kept] ...\n" if skipped > 0 else ""
+        return (bytes(self.head).decode("utf-8", "replace") + middle
+                + bytes(self.tail).decode("utf-8", "replace"))
+
+    def tail_text(self, limit: int = 4000) -> str:
+        s = self.text()
+        return s if len(s) <= limit else "..." + s[-limit:]
+
+
+def describe_exit(returncode: int | None) -> str:
+    if returncode is None:
+        return "still running"
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"killed by {name}"
+    return f"exited with status {returncode}"
+
+
+class Transport:
+    """One connection: one target process. ``on_frame`` is called for every line it writes."""
+
+    def __init__(self, argv: list[str], transcript: Transcript, *, cwd: Path | str,
+                 env: dict[str, str] | None = None,
+                 on_frame: Callable[[Frame], Any] | None = None,
+                 max_frame_bytes: int = 256 * 1024 * 1024):
+        if not argv:
+            raise TargetError("the target command is empty")
+        self.argv = list(argv)
+        self.cwd = str(cwd)
+        self.env = env
+        self.transcript = transcript
+        self.on_frame = on_frame
+        self.on_eof: Callable[[], Any] | None = None
+        self.max_frame_bytes = max_frame_bytes
+        self.stderr = StderrBuffer()
+        self.process: Process | None = None
+        self.returncode: int | None = None
+        self.eof = anyio.Event()
+        self.exited = anyio.Event()
+        self.stdin_closed = False
+        self._write_lock = anyio.Lock()
+
+    @property
+    def command_line(self) -> str:
+        return shlex.join(self.argv)
+
+    async def spawn(self) -> None:
+        """Start the process (raises TargetError with a sentence when it cannot)."""
+        env = dict(os.environ)
+        if self.env:
+            env.update(self.env)
+        try:
+            self.process = await anyio.open_process(
+                self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                cwd=self.cwd, env=env, start_new_session=True)
+        except FileNotFoundError:
+            raise TargetError(f"could not start the target: command not found: {self.argv[0]!r} "
+                              f"(command line: {self.command_line})") from None
+        except PermissionError:
+            raise TargetError(f"could not start the target: {self.argv[0]!r} is not executable") from None
+        except OSError as e:
+            raise TargetError(f"could not start the target ({self.command_line}): {e}") from None
+        self.transcript.event(EV_START, argv=self.argv, cwd=self.cwd, pid=self.process.pid)
+
+    def start_readers(self, task_group) -> None:
+        task_group.start_soon(self._read_stdout)
+        task_group.start_soon(self._read_stderr)
+        task_group.start_soon(self._wait_exit)
+
+    async def _read_stdout(self) -> None:
+        assert self.process and self.process.stdout
+        pending = bytearray()
+        stream = self.process.stdout
+        try:
+            while True:
+                try:
+                    chunk = await stream.receive(READ_CHUNK)
+                except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    break
+                start = 0
+                while True:
+                    nl = chunk.find(b"\n", start)
+                    if nl < 0:
+                        pending += chunk[start:]
+                        if len(pending) > self.max_frame_bytes:
+                            self._emit(bytes(pending), oversize=True)
+                            pending.clear()
+                        break
+                    if pending:
+                        pending += chunk[start:nl]
+                        line = bytes(pending)
+                        pending.clear()
+                    else:
+                        line = chunk[start:nl]
+                    self._emit(line)
+                    start = nl + 1
+            if pending:
+                self._emit(bytes(pending), unterminated=True)
+        finally:
+            self.transcript.event(EV_EOF)
+            self.eof.set()
+            if self.on_eof is not None:
+                self.on_eof()
+
+    def _emit(self, line: bytes, *, oversize: bool = False, unterminated: bool = False) -> None:
+        if line.endswith(b"\r"):
+            line = line[:-1]  # CRLF framing is tolerated on read; the raw bytes say so
+        frame = self.transcript.received(line)
+        if oversize:
+            frame.problem = f"line longer than {self.max_frame_bytes} bytes"
+        elif unterminated and frame.problem is None:
+            frame.detail = {"unterminated": True}
+        if self.on_frame is not None:
+            self.on_frame(frame)
+
+    async def _read_stderr(self) -> None:
+        assert self.process and self.process.stderr
+        while True:
+            try:
+                self.stderr.add(await self.process.stderr.receive(READ_CHUNK))
+            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                return
+
+    async def _wait_exit(self) -> None:
+        assert self.process
+        rc = await self.process.wait()
+        self.returncode = rc
+        self.transcript.event(EV_EXIT, returncode=rc, status=describe_exit(rc))
+        self.exited.set()
+
+    async def write(self, raw: bytes, msg: Any = None) -> Frame:
+        """Write one framed line; record it (also when the write fails)."""
+        if self.process is None or self.process.stdin is None:
+            raise TargetClosed("the target is not running")
+        async with self._write_lock:
+            frame = self.transcript.sent(raw, msg)
+            if self.stdin_closed or self.exited.is_set():
+                raise TargetClosed(f"the target is gone ({describe_exit(self.returncode)}); "
+                                   f"could not write frame #{frame.seq}")
+            try:
+                await self.process.stdin.send(raw + b"\n")
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, BrokenPipeError,
+                    ConnectionResetError) as e:
+                raise TargetClosed(f"the target closed its stdin; could not write frame #{frame.seq} ({e!r})") from None
+            return frame
+
+    async def close_stdin(self) -> None:
+        if self.process and self.process.stdin and not self.stdin_closed:
+            self.stdin_closed = True
+            try:
+                await self.process.stdin.aclose()
+            except (OSError, anyio.BrokenResourceError):
+                pass
+            self.transcript.event(EV_STDIN_CLOSED)
+
+    def _signal_group(self, sig: int) -> bool:
+        if self.process is None:
+            return False
+        try:
+            os.killpg(self.process.pid, sig)
+            return True
+        except (ProcessLookupError, PermissionError):
+            return False
+
+    async def shutdown(self, grace: float = 2.0) -> str:
+        """The ladder: close stdin, wait; SIGTERM the group, wait; SIGKILL the group.
+
+        Returns how the target ended, for the report. Processes the target left behind in its
+        group are killed too, even when the target itself exited cleanly.
+        """
+        if self.process is None:
+            return "never started"
+        await self.close_stdin()
+        how = "exited after stdin was closed"
+        with anyio.move_on_after(grace):
+            await self.exited.wait()
+        if not self.exited.is_set():
+            self._signal_group(signal.SIGTERM)
+            how = "terminated with SIGTERM (it did not exit when stdin was closed)"
+            with anyio.move_on_after(grace):
+                await self.exited.wait()
+        if not self.exited.is_set():
+            self._signal_group(signal.SIGKILL)
+            how = "killed with SIGKILL (it ignored stdin EOF and SIGTERM)"
+            with anyio.move_on_after(grace):
+                await self.exited.wait()
+        # grandchildren that stayed in the group
+        self._signal_group(signal.SIGKILL)
+        with anyio.move_on_after(grace):
+            await self.eof.wait()
+        for stream in (self.process.stdout, self.process.stderr):
+            try:
+                if stream is not None:
+                    await stream.aclose()
+            except Exception:  # pragma: no cover - closing a dead pipe
+                pass
+        return how
