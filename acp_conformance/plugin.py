@@ -148,6 +148,7 @@ class SuiteState:
         self.transcripts: dict[str, str] = {}
         self.agent_init: dict[str, Any] | None = None
         self.verdict = None
+        self.validator = None
 
 
 STATE = pytest.StashKey[SuiteState]()
@@ -205,9 +206,12 @@ class ScenarioItem(pytest.Item):
 
         state: SuiteState = self.config.stash[STATE]
         s = state.settings
-        ctx = MonitorContext(target_side="agent", options={**s["monitor_options"], **self.scenario.options})
+        if state.validator is None:  # compiled once per process, reused by every test
+            state.validator = Validator(s["schema"])
+        validator = state.validator
+        ctx = MonitorContext(target_side="agent", options={**s["monitor_options"], **self.scenario.options,
+                                                           "validator": validator})
         ctx.add_monitors(ALL_MONITORS)
-        validator = Validator(s["schema"])
 
         def validate_sent(msg: dict[str, Any]) -> str | None:
             v = validator.check_message(msg)

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-CATALOG_PATH = Path(__file__).with_name("catalog.json")
+CATALOG_PATH = Path(__file__).with_name("catalog.json")  # the shared catalog, IDs unchanged
+EXTRA_PATH = Path(__file__).with_name("catalog_extra.json")  # rules this project adds, new IDs
 
 BLOCKING_LEVELS = {"MUST", "MUST NOT"}
 SHOULD_LEVELS = {"SHOULD", "SHOULD NOT"}
@@ -38,4 +39,5 @@ class Rule:
 @lru_cache(maxsize=1)
 def load_catalog() -> dict[str, Rule]:
     data = json.loads(CATALOG_PATH.read_text(encoding="utf-8"))
+    data += json.loads(EXTRA_PATH.read_text(encoding="utf-8"))
     return {r["id"]: Rule(**{k: r.get(k, "") for k in Rule.__dataclass_fields__}) for r in data}
