@@ -1,0 +1,281 @@
+"""session/cancel of active foreground work: the cancelled idle, no error, nothing after it.
+
+A cancel judged here is the suite's ``session/cancel`` notification for a session whose work is
+active on that connection (a running/requires_action seen and no idle since). The cancelled idle
+is the first idle with stopReason "cancelled" after it; other idles in between are recorded. The
+work's ids are the messageIds (agent_message*, agent_thought*) and toolCallIds (tool_call_update,
+tool_call_content_chunk) first seen from the running that started the work until the cancelled
+idle, minus tool calls listed in any ``background`` array of the session.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...wire.transcript import RECEIVED, SENT
+from ..monitor import NOTIFICATION, REQUEST, RESPONSE
+from ._common import (AGENT_MESSAGE_KINDS, TOOL_KINDS, USER_KINDS, WORK_STATES, ConnLog, ConnMonitor, Msg, fr,
+                      hashable, js, secs, session_update)
+
+
+def _refs(upd: dict[str, Any]) -> list[tuple[str, Any]]:
+    kind = upd.get("sessionUpdate")
+    if kind in AGENT_MESSAGE_KINDS and hashable(upd.get("messageId")):
+        return [("messageId", upd.get("messageId"))]
+    if kind in TOOL_KINDS and hashable(upd.get("toolCallId")):
+        return [("toolCallId", upd.get("toolCallId"))]
+    return []
+
+
+def _background_tool_calls(upd: dict[str, Any]) -> set[Any]:
+    out: set[Any] = set()
+    bg = upd.get("background")
+    if isinstance(bg, list):
+        for item in bg:
+            if isinstance(item, dict) and item.get("type") == "tool_call" and hashable(item.get("toolCallId")):
+                out.add(item.get("toolCallId"))
+    return out
+
+
+@dataclass(eq=False)
+class _Work:
+    start: Msg
+    ids: set[tuple[str, Any]] = field(default_factory=set)
+
+
+@dataclass(eq=False)
+class _Cancel:
+    m: Msg
+    sid: str
+    work: _Work
+    prompts: list[Msg]  # prompt requests of the session still unanswered when the cancel was sent
+    idle: Msg | None = None  # the cancelled idle
+    other_idles: list[Msg] = field(default_factory=list)  # idles without stopReason cancelled after the cancel
+    error_resps: list[tuple[Msg, Msg, Msg | None]] = field(default_factory=list)  # (response, request, insertion)
+    violation: tuple[Msg, tuple[str, Any]] | None = None  # CANCEL-003
+    post_end: str = ""
+
+
+@dataclass(eq=False)
+class _Sess:
+    active: bool = False
+    work: _Work | None = None
+    seen: set[tuple[str, Any]] = field(default_factory=set)
+    resume_pending: list[Msg] = field(default_factory=list)
+    cancel: _Cancel | None = None  # waiting for its cancelled idle
+    post: _Cancel | None = None  # after its cancelled idle, until the next running
+    last_end_idle: Msg | None = None
+    prompts: list[Msg] = field(default_factory=list)
+    users_seen: set[Any] = field(default_factory=set)
+    user_new: list[tuple[Msg, Any]] = field(default_factory=list)
+
+
+class CancelMonitor(ConnMonitor):
+    rules = ("CANCEL-001", "CANCEL-002", "CANCEL-003")
+    expected = {
+        "CANCEL-001": "After session/cancel of active foreground work the agent ends it with a state_update idle "
+                      "whose stopReason is \"cancelled\".",
+        "CANCEL-002": "Cancellation is never surfaced as a failure: no idle with stopReason \"error\" and no "
+                      "error response to the already inserted prompt.",
+        "CANCEL-003": "Updates for the cancelled work (its messages and tool calls) all precede the idle that "
+                      "reports the cancellation.",
+    }
+
+    def analyze(self, log: ConnLog) -> None:
+        background: dict[str, set[Any]] = {}
+        for m in log.msgs:
+            su = session_update(m)
+            if su and su[1].get("sessionUpdate") == "state_update":
+                background.setdefault(su[0], set()).update(_background_tool_calls(su[1]))
+
+        sess: dict[str, _Sess] = {}
+        cancels: list[_Cancel] = []
+
+        def st_of(sid: str) -> _Sess:
+            return sess.setdefault(sid, _Sess())
+
+        for m in log.msgs:
+            if m.direction == SENT:
+                sid = m.session_id
+                if not isinstance(sid, str):
+                    continue
+                if m.kind == REQUEST and m.method == "session/prompt":
+                    st_of(sid).prompts.append(m)
+                elif m.kind == REQUEST and m.method == "session/resume":
+                    st_of(sid).resume_pending.append(m)
+                elif m.kind == NOTIFICATION and m.method == "session/cancel":
+                    st = st_of(sid)
+                    if st.active and st.work is not None:
+                        if st.cancel is None:
+                            c = _Cancel(m, sid, st.work, [p for p in st.prompts if not p.responses
+                                                           or p.responses[0].order > m.order])
+                            st.cancel = c
+                            cancels.append(c)
+                    else:
+                        self._inactive_cancel(st, m, sid)
+                continue
+            if m.direction != RECEIVED:
+                continue
+            if m.kind == RESPONSE:
+                rq = m.request
+                if rq is None or m.duplicate or not isinstance(rq.session_id, str):
+                    continue
+                st = st_of(rq.session_id)
+                if rq.method == "session/prompt" and not m.ok:
+                    for c in cancels:
+                        if c.sid == rq.session_id and rq in c.prompts:
+                            ins = next((u for u, _ in st.user_new if rq.order < u.order < m.order), None)
+                            c.error_resps.append((m, rq, ins))
+                elif rq.method == "session/resume" and rq in st.resume_pending:
+                    st.resume_pending.remove(rq)
+                continue
+            su = session_update(m)
+            if su is None:
+                continue
+            sid, upd = su
+            st = st_of(sid)
+            kind = upd.get("sessionUpdate")
+            in_resume = bool(st.resume_pending)
+            if kind in USER_KINDS:
+                mid = upd.get("messageId")
+                if hashable(mid) and mid not in st.users_seen:
+                    st.users_seen.add(mid)
+                    if not in_resume:
+                        st.user_new.append((m, mid))
+            elif kind == "state_update":
+                state = upd.get("state")
+                if state in WORK_STATES:
+                    if not st.active:
+                        st.work = _Work(m)
+                        if st.post is not None:
+                            st.post.post_end = f"the next running at t={m.t:.2f}"
+                            st.post = None
+                        if st.cancel is not None and st.cancel.other_idles:
+                            st.cancel = None  # it ended without a cancelled idle; new work starts
+                    st.active = True
+                elif state == "idle":
+                    was_active = st.active
+                    st.active = False
+                    if in_resume:
+                        continue
+                    if was_active:
+                        st.last_end_idle = m
+                    c = st.cancel
+                    if c is not None:
+                        if upd.get("stopReason") == "cancelled":
+                            c.idle = m
+                            st.cancel = None
+                            st.post = c
+                        else:
+                            c.other_idles.append(m)
+            else:
+                refs = _refs(upd)
+                if not refs:
+                    continue
+                if in_resume:
+                    st.seen.update(refs)
+                    continue
+                if st.post is not None and st.post.violation is None:
+                    for ref in refs:
+                        if ref in st.post.work.ids and ref[1] not in background.get(sid, set()):
+                            st.post.violation = (m, ref)
+                for ref in refs:
+                    if ref not in st.seen:
+                        st.seen.add(ref)
+                        if st.active and st.work is not None:
+                            st.work.ids.add(ref)
+
+        for c in cancels:
+            self._judge(log, c)
+
+    def _inactive_cancel(self, st: _Sess, m: Msg, sid: str) -> None:
+        race = float(self.opt("cancel_race", 1.0))
+        last_prompt = st.prompts[-1] if st.prompts else None
+        if last_prompt is None:
+            return  # a cancel of an idle or unknown session: nothing to send, nothing to judge
+        idle = st.last_end_idle
+        if idle is not None and idle.order > last_prompt.order:
+            if m.t - idle.t <= race:
+                self.untested("CANCEL-001", f"the work of session {sid!r} ended (idle {js(idle.msg['params']['update'].get('stopReason'))} "
+                              f"at t={idle.t:.2f}) before the cancel was sent at t={m.t:.2f}: the work ended before "
+                              "the cancel was sent: use a longer --acp-long-prompt.", fr([m, idle, last_prompt]))
+            return
+        resp = last_prompt.responses[0] if last_prompt.responses and last_prompt.responses[0].order < m.order else None
+        if resp is None or resp.ok:
+            self.untested("CANCEL-001", f"session/cancel for {sid!r} at t={m.t:.2f} was sent while prompt "
+                          f"id={js(last_prompt.id)} was in flight but before the agent reported it running: "
+                          "no active work to cancel yet; wait for the running state_update.",
+                          fr([m, last_prompt]))
+
+    def _judge(self, log: ConnLog, c: _Cancel) -> None:
+        timeout = float(self.opt("cancel_timeout", 30.0))
+        race = float(self.opt("cancel_race", 1.0))
+        cm = c.m
+        where = f"session/cancel for {c.sid!r} at t={cm.t:.2f} (work running since t={c.work.start.t:.2f})"
+        # CANCEL-001
+        if c.idle is not None:
+            dt = c.idle.t - cm.t
+            if dt > timeout:
+                self.failed("CANCEL-001", f"{where}: the idle stopReason \"cancelled\" came only {secs(dt)} later "
+                            f"(more than {secs(timeout)}).", fr([c.idle, cm]))
+            else:
+                self.pass_few("CANCEL-001", f"{where}: idle stopReason \"cancelled\" followed {secs(dt)} later.",
+                              [c.idle, cm])
+        elif c.other_idles:
+            first = c.other_idles[0]
+            sr = first.msg["params"]["update"].get("stopReason")
+            dt = first.t - cm.t
+            if sr == "error":
+                self.failed("CANCEL-001", f"{where}: the work ended {secs(dt)} later with stopReason \"error\" "
+                            "instead of \"cancelled\".", fr([first, cm]))
+            elif dt <= race:
+                self.untested("CANCEL-001", f"{where}: the work ended {secs(dt)} later with stopReason {js(sr)}; "
+                              "it may have finished before the agent read the cancel (inconclusive): use a longer "
+                              "--acp-long-prompt.", fr([first, cm]))
+            else:
+                self.failed("CANCEL-001", f"{where}: the work ended {secs(dt)} later with stopReason {js(sr)} "
+                            "instead of \"cancelled\".", fr([first, cm]))
+        else:
+            waited = log.waited(cm.t)
+            msg = f"{where}: no idle state_update for the session followed; the suite waited {secs(waited)}: {log.end_desc}."
+            if waited >= float(self.opt("idle_grace", 0.0)):
+                self.failed("CANCEL-001", msg, fr([cm, c.work.start]))
+            else:
+                self.untested("CANCEL-001", msg + " Too short to judge.", fr([cm]))
+        # CANCEL-002
+        bad = False
+        err_idles = [i for i in c.other_idles if i.msg["params"]["update"].get("stopReason") == "error"]
+        if err_idles:
+            bad = True
+            e = err_idles[0]
+            tail = (f", before the cancelled idle at t={c.idle.t:.2f}" if c.idle is not None
+                    else " and no cancelled idle followed")
+            self.failed("CANCEL-002", f"{where}: an idle with stopReason \"error\" arrived at t={e.t:.2f}{tail}.",
+                        fr([e, cm, c.idle]))
+        for resp, rq, ins in c.error_resps:
+            code = resp.error_code
+            if ins is not None:
+                bad = True
+                self.failed("CANCEL-002", f"{where}: prompt id={js(rq.id)} was answered after the cancel with error "
+                            f"{js(code)} although its user message {js(ins.msg['params']['update'].get('messageId'))} "
+                            f"had been inserted (t={ins.t:.2f}).", fr([resp, cm, rq, ins]))
+            else:
+                self.noted("CANCEL-002", f"{where}: prompt id={js(rq.id)} was answered after the cancel with error "
+                           f"{js(code)}; no user message was seen for it, so it may have been a held (not inserted) "
+                           "prompt, for which an error (-32800) is allowed.", fr([resp, cm, rq]))
+        if c.idle is not None and not bad:
+            self.pass_few("CANCEL-002", f"{where}: the work ended with stopReason \"cancelled\", no error idle and "
+                          "no error response.", [c.idle, cm])
+        # CANCEL-003
+        if c.idle is not None:
+            if c.violation is not None:
+                u, ref = c.violation
+                self.failed("CANCEL-003", f"{where}: {u.msg['params']['update'].get('sessionUpdate')} for "
+                            f"{ref[0]} {js(ref[1])} of the cancelled work arrived at t={u.t:.2f}, after the "
+                            f"cancelled idle at t={c.idle.t:.2f}.", fr([u, c.idle, cm]))
+            else:
+                until = c.post_end or f"the end of the connection ({log.end_desc})"
+                self.pass_few("CANCEL-003", f"{where}: no update for the cancelled work's {len(c.work.ids)} "
+                              f"message/tool-call id(s) followed the cancelled idle at t={c.idle.t:.2f} until "
+                              f"{until}.", [c.idle, cm])

@@ -1,0 +1,425 @@
+"""session/prompt: the response (insertion), the echoed user message, and the work's lifecycle.
+
+Per connection and session the monitor follows the state updates (work is *active* after a
+running/requires_action and until an idle) and attributes to each prompt request:
+
+* its response (PROMPT-001; an error response: PROMPT-003/004),
+* the user-message updates seen while it is in flight (PROMPT-002/003/004),
+* the first running/requires_action after the request (PROMPT-011) - if the session was busy with
+  earlier work when the prompt was sent, only updates after that work's idle count,
+* the idle that ends its work (PROMPT-005/011/012): the first idle after its running; an idle with
+  no running since the request ends it too (and fails PROMPT-011).
+
+Updates while a session/resume of the session is pending are history or snapshots: they are not
+insertions and an idle among them ends no work. PROMPT-013 judges every idle that follows active
+work, outside resume windows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...wire.transcript import RECEIVED, SENT
+from ..monitor import REQUEST, RESPONSE
+from ._common import USER_KINDS, WORK_STATES, ConnLog, ConnMonitor, Msg, fr, hashable, js, secs, session_update
+
+
+@dataclass(eq=False)
+class _User:
+    mid: Any
+    m: Msg
+    new: bool
+    update: dict[str, Any]
+
+
+@dataclass(eq=False)
+class _Rec:
+    req: Msg
+    sid: str
+    skey: tuple[str, int]
+    was_active: bool  # the session was busy with earlier work when the prompt was sent
+    overlap: bool = False  # another prompt of the session was in flight at the same time
+    resp: Msg | None = None
+    running: Msg | None = None
+    end_idle: Msg | None = None
+    next_prompt_t: float | None = None
+    users: list[_User] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.resp is not None and self.resp.ok
+
+    @property
+    def rejected(self) -> bool:
+        return self.resp is not None and not self.resp.ok
+
+    @property
+    def mid(self) -> Any:
+        r = self.resp.result if self.resp is not None else None
+        return r.get("messageId") if isinstance(r, dict) else None
+
+    def in_flight(self) -> bool:
+        return self.resp is None or (self.ok and self.end_idle is None)
+
+    def collects(self, t: float, window: float) -> bool:
+        if self.resp is None:
+            return True
+        if self.ok:
+            return self.end_idle is None
+        return t - self.resp.t <= window and (self.next_prompt_t is None or t < self.next_prompt_t)
+
+    def label(self) -> str:
+        return f"session/prompt id={js(self.req.id)} for {self.sid!r}"
+
+
+@dataclass(eq=False)
+class _Sess:
+    active: bool = False
+    running: Msg | None = None
+    resume_pending: list[Msg] = field(default_factory=list)
+    recs: list[_Rec] = field(default_factory=list)
+
+
+def _text_of(blocks: Any) -> str | None:
+    if isinstance(blocks, dict):
+        blocks = [blocks]
+    if not isinstance(blocks, list):
+        return None
+    parts = [b.get("text") for b in blocks if isinstance(b, dict) and b.get("type") == "text"]
+    parts = [p for p in parts if isinstance(p, str)]
+    return "".join(parts) if parts else None
+
+
+class PromptMonitor(ConnMonitor):
+    rules = ("PROMPT-001", "PROMPT-002", "PROMPT-003", "PROMPT-004", "PROMPT-005", "PROMPT-006",
+             "PROMPT-011", "PROMPT-012", "PROMPT-013")
+    expected = {
+        "PROMPT-001": "A successful session/prompt result is an object whose messageId is the inserted "
+                      "user message's id, a non-empty string.",
+        "PROMPT-002": "The inserted message is reported as user_message or user_message_chunk updates for the "
+                      "session carrying the messageId the response returned (before or after the response), "
+                      "and no other new user-message id belongs to that submission.",
+        "PROMPT-003": "Once the user message has been inserted the agent never answers that session/prompt with "
+                      "an error; failures end the work with an idle stopReason \"error\" instead.",
+        "PROMPT-004": "An error response means nothing was inserted: no new user-message update follows a "
+                      "rejected prompt.",
+        "PROMPT-005": "The agent answers session/prompt as soon as the message is inserted, without waiting for "
+                      "the foreground work to finish.",
+        "PROMPT-006": "Distinct inserted submissions get distinct messageIds, also for identical content.",
+        "PROMPT-011": "Foreground work of an accepted prompt is reported by a state_update running (or "
+                      "requires_action) for the session before the idle that ends it.",
+        "PROMPT-012": "When no foreground work remains the agent reports a state_update idle for the session.",
+        "PROMPT-013": "The idle state_update that ends foreground work carries a non-null string stopReason.",
+    }
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.instance: dict[str, int] = {}  # session id -> how often session/new returned it
+        self.seen_users: dict[tuple[str, int], dict[Any, Msg]] = {}  # first frame of each user-message id
+        self.accepted: dict[tuple[str, int], list[_Rec]] = {}
+
+    def _skey(self, sid: str) -> tuple[str, int]:
+        return (sid, self.instance.get(sid, 0))
+
+    # -- per connection -----------------------------------------------------------------------
+    def analyze(self, log: ConnLog) -> None:
+        window = float(self.opt("rejection_window", 2.0))
+        sess: dict[str, _Sess] = {}
+        by_req: dict[int, _Rec] = {}
+        recs: list[_Rec] = []
+
+        def st_of(sid: str) -> _Sess:
+            return sess.setdefault(sid, _Sess())
+
+        for m in log.msgs:
+            if m.direction == SENT:
+                if m.kind == REQUEST and isinstance(m.session_id, str):
+                    sid = m.session_id
+                    if m.method == "session/prompt":
+                        st = st_of(sid)
+                        inflight = [r for r in st.recs if r.in_flight()]
+                        rec = _Rec(m, sid, self._skey(sid), was_active=st.active, overlap=bool(inflight))
+                        for r in inflight:
+                            r.overlap = True
+                        for r in st.recs:
+                            if r.rejected and r.next_prompt_t is None:
+                                r.next_prompt_t = m.t
+                        st.recs.append(rec)
+                        recs.append(rec)
+                        by_req[id(m)] = rec
+                    elif m.method == "session/resume":
+                        st_of(sid).resume_pending.append(m)
+                continue
+            if m.direction != RECEIVED:
+                continue
+            if m.kind == RESPONSE:
+                rq = m.request
+                if rq is None or m.duplicate:
+                    continue
+                if rq.method == "session/prompt" and id(rq) in by_req:
+                    rec = by_req[id(rq)]
+                    rec.resp = m
+                    self._judge_001(rec)
+                elif rq.method == "session/resume" and isinstance(rq.session_id, str):
+                    st = st_of(rq.session_id)
+                    if rq in st.resume_pending:
+                        st.resume_pending.remove(rq)
+                elif rq.method == "session/new" and m.ok and isinstance(m.result, dict):
+                    sid = m.result.get("sessionId")
+                    if isinstance(sid, str):
+                        self.instance[sid] = self.instance.get(sid, 0) + 1
+                        sess.pop(sid, None)
+                continue
+            su = session_update(m)
+            if su is None:
+                continue
+            sid, upd = su
+            st = st_of(sid)
+            kind = upd.get("sessionUpdate")
+            in_resume = bool(st.resume_pending)
+            if kind in USER_KINDS:
+                mid = upd.get("messageId")
+                if not hashable(mid):
+                    continue
+                seen = self.seen_users.setdefault(self._skey(sid), {})
+                new = mid not in seen
+                if new:
+                    seen[mid] = m
+                if in_resume:
+                    continue
+                for r in st.recs:
+                    if r.collects(m.t, window):
+                        r.users.append(_User(mid, m, new, upd))
+            elif kind == "state_update":
+                state = upd.get("state")
+                if state in WORK_STATES:
+                    if not st.active:
+                        st.running = m
+                    st.active = True
+                    if in_resume:
+                        continue
+                    for r in st.recs:
+                        if r.end_idle is None and not r.rejected and not r.was_active and r.running is None:
+                            r.running = m
+                elif state == "idle":
+                    ends = st.active
+                    st.active = False
+                    if in_resume:
+                        continue
+                    if ends:
+                        self._judge_013(sid, m, upd, st.running)
+                    for r in st.recs:
+                        if r.end_idle is not None or r.rejected:
+                            continue
+                        if r.running is not None:
+                            r.end_idle = m
+                        elif r.was_active:
+                            r.was_active = False  # the earlier work ended; this prompt's starts now
+                        else:
+                            r.end_idle = m
+
+        claimed = {r.mid for r in recs if r.ok and hashable(r.mid)}
+        for rec in recs:
+            if rec.resp is None:
+                continue  # no response: ERR-004's business
+            if rec.ok:
+                if not isinstance(rec.mid, str):
+                    continue  # PROMPT-001 failed; the rest has no messageId to follow
+                self._judge_accepted(log, rec)
+            else:
+                self._judge_rejected(rec, claimed, window)
+
+    # -- judgements ---------------------------------------------------------------------------
+    def _judge_001(self, rec: _Rec) -> None:
+        resp = rec.resp
+        assert resp is not None
+        if not resp.ok:
+            return
+        res = resp.result
+        frames = fr([resp, rec.req])
+        if not isinstance(res, dict):
+            self.failed("PROMPT-001", f"{rec.label()} succeeded with result {js(res)}, not an object with "
+                        "messageId.", frames)
+        elif "messageId" not in res:
+            self.failed("PROMPT-001", f"{rec.label()} succeeded with result {js(res)}: messageId is missing "
+                        "(the old upstream `{}` shape).", frames)
+        elif not isinstance(res["messageId"], str):
+            self.failed("PROMPT-001", f"{rec.label()} succeeded with messageId {js(res['messageId'])}, "
+                        "not a string.", frames)
+        elif res["messageId"] == "":
+            self.warned("PROMPT-001", f"{rec.label()} succeeded with an empty messageId \"\".", frames)
+        else:
+            self.pass_few("PROMPT-001", f"{rec.label()} succeeded with messageId {js(res['messageId'])}.", frames)
+
+    def _no_end(self, log: ConnLog, rec: _Rec) -> tuple[bool, str]:
+        """For work that never reached idle: (judge it?, how long the suite waited)."""
+        assert rec.resp is not None
+        waited = log.waited(rec.resp.t)
+        how = f"{secs(waited)} after the response: {log.end_desc}"
+        return waited >= float(self.opt("idle_grace", 0.0)), how
+
+    def _judge_accepted(self, log: ConnLog, rec: _Rec) -> None:
+        resp = rec.resp
+        assert resp is not None
+        M = rec.mid
+        req = rec.req
+        skey = rec.skey
+        # PROMPT-002: the echo
+        match = [u for u in rec.users if u.mid == M]
+        if match:
+            u = match[0]
+            self.pass_few("PROMPT-002", f"{rec.label()}: messageId {js(M)} was echoed by "
+                          f"{u.update.get('sessionUpdate')} at t={u.m.t:.2f}.", [u.m, resp, req])
+            self._compare_content(rec, match)
+        else:
+            if rec.end_idle is not None:
+                self.failed("PROMPT-002", f"{rec.label()} returned messageId {js(M)} but no user_message/"
+                            f"user_message_chunk with that id arrived for the session between the request "
+                            f"(t={req.t:.2f}) and the idle that ended the work (t={rec.end_idle.t:.2f}).",
+                            fr([resp, req, rec.end_idle]))
+            else:
+                judge, how = self._no_end(log, rec)
+                msg = (f"{rec.label()} returned messageId {js(M)} but no user_message/user_message_chunk with "
+                       f"that id arrived for the session (the work never reached idle; observed until {how}).")
+                if judge:
+                    self.failed("PROMPT-002", msg, fr([resp, req]))
+                else:
+                    self.untested("PROMPT-002", msg + " Too short to judge: wait for the idle.", fr([resp, req]))
+        if not rec.overlap:
+            for u in rec.users:
+                if u.new and u.mid != M:
+                    self.failed("PROMPT-002", f"{rec.label()} returned messageId {js(M)}, but with only this "
+                                f"prompt in flight another new user-message id {js(u.mid)} appeared for the "
+                                f"session at t={u.m.t:.2f}.", fr([u.m, resp, req]))
+                    break
+        # PROMPT-005: response before the end of the work
+        idle = rec.end_idle
+        if idle is not None:
+            if resp.order > idle.order:
+                work = idle.t - req.t
+                threshold = float(self.opt("insertion_work_threshold", 5.0))
+                msg = (f"{rec.label()} was answered at t={resp.t:.2f}, only after the idle that ended its work "
+                       f"(t={idle.t:.2f}); the work lasted {secs(work)} from the request")
+                if work > threshold:
+                    self.failed("PROMPT-005", msg + f" (> {secs(threshold)}): the agent waited for the work.",
+                                fr([resp, idle, req]))
+                else:
+                    self.warned("PROMPT-005", msg + f" (short work, <= {secs(threshold)}: may be a race).",
+                                fr([resp, idle, req]))
+            else:
+                self.pass_few("PROMPT-005", f"{rec.label()} was answered at t={resp.t:.2f}, before the idle "
+                              f"that ended its work (t={idle.t:.2f}).", [resp, idle, req])
+        # PROMPT-006: distinct messageIds
+        earlier = self.seen_users.get(skey, {}).get(M)
+        dup = next((r for r in self.accepted.get(skey, []) if r.mid == M), None)
+        if dup is not None:
+            self.failed("PROMPT-006", f"{rec.label()} returned messageId {js(M)}, the same id as the earlier "
+                        f"prompt id={js(dup.req.id)} in this session.", fr([resp, req, dup.resp]))
+        elif earlier is not None and earlier.order < req.order:
+            self.failed("PROMPT-006", f"{rec.label()} returned messageId {js(M)}, which an earlier user message "
+                        f"of the session already had (t={earlier.t:.2f}).", fr([resp, req, earlier]))
+        else:
+            prev = self.accepted.get(skey, [])
+            if prev:
+                self.pass_few("PROMPT-006", f"{len(prev) + 1} accepted prompts in session {rec.sid!r} got "
+                              f"distinct messageIds (latest {js(M)}, previous {js(prev[-1].mid)}).",
+                              [resp, prev[-1].resp], key=rec.sid, limit=1)
+        self.accepted.setdefault(skey, []).append(rec)
+        # PROMPT-011: running before the end
+        if rec.running is not None:
+            self.pass_few("PROMPT-011", f"{rec.label()}: the work was reported running/requires_action at "
+                          f"t={rec.running.t:.2f}.", [rec.running, req])
+        elif idle is not None:
+            self.failed("PROMPT-011", f"{rec.label()} was accepted, but the idle at t={idle.t:.2f} ended its work "
+                        "with no state_update running or requires_action for the session since the request.",
+                        fr([idle, resp, req]))
+        else:
+            judge, how = self._no_end(log, rec)
+            msg = (f"{rec.label()} was accepted, but no state_update running or requires_action for the session "
+                   f"followed (observed until {how}).")
+            if judge:
+                self.failed("PROMPT-011", msg, fr([resp, req]))
+            else:
+                self.untested("PROMPT-011", msg + " Too short to judge.", fr([resp, req]))
+        # PROMPT-012: idle at the end
+        if idle is not None:
+            self.pass_few("PROMPT-012", f"{rec.label()}: the work ended with idle at t={idle.t:.2f}.", [idle, req])
+        else:
+            judge, how = self._no_end(log, rec)
+            last = rec.running.t if rec.running is not None else None
+            msg = (f"{rec.label()} was accepted (t={resp.t:.2f})"
+                   + (f", work running since t={last:.2f}," if last is not None else "")
+                   + f" but no idle state_update for the session followed: the suite waited {how}.")
+            if judge:
+                self.failed("PROMPT-012", msg, fr([resp, rec.running, req]))
+            else:
+                self.untested("PROMPT-012", msg + " Shorter than idle_grace: not judged.", fr([resp, req]))
+
+    def _compare_content(self, rec: _Rec, match: list[_User]) -> None:
+        prompt = rec.req.params.get("prompt") if isinstance(rec.req.params, dict) else None
+        if not isinstance(prompt, list) or not prompt:
+            return
+        if not all(isinstance(b, dict) and b.get("type") == "text" for b in prompt):
+            return  # resources may be expanded: compare plain text prompts only
+        want = _text_of(prompt)
+        full = [u for u in match if u.update.get("sessionUpdate") == "user_message"]
+        if full:
+            got = _text_of(full[0].update.get("content"))
+        else:
+            texts = [_text_of(u.update.get("content")) for u in match]
+            got = "".join(t for t in texts if t) or None
+        if want is not None and got is not None and got != want:
+            self.warned("PROMPT-002", f"{rec.label()}: the echoed user message text {js(got, 120)} differs from "
+                        f"the prompt text {js(want, 120)}.", fr([match[0].m, rec.req]))
+
+    def _judge_rejected(self, rec: _Rec, claimed: set, window: float) -> None:
+        resp = rec.resp
+        assert resp is not None
+        code = resp.error_code
+        new = [u for u in rec.users if u.new and u.mid not in claimed]
+        before = [u for u in new if u.m.order < resp.order]
+        after = [u for u in new if u.m.order > resp.order]
+        # PROMPT-003
+        if before:
+            u = before[0]
+            msg = (f"{rec.label()} was answered with error {js(code)} at t={resp.t:.2f} after a new user message "
+                   f"{js(u.mid)} had appeared for the session at t={u.m.t:.2f}.")
+            if rec.overlap:
+                self.noted("PROMPT-003", msg + " Another prompt of the session was in flight, so the insertion "
+                           "cannot be attributed.", fr([resp, u.m, rec.req]))
+            else:
+                self.failed("PROMPT-003", msg, fr([resp, u.m, rec.req]))
+        else:
+            self.pass_few("PROMPT-003", f"{rec.label()} was rejected with error {js(code)} and no user message "
+                          "had been inserted for it.", [resp, rec.req])
+        # PROMPT-004
+        if after:
+            u = after[0]
+            msg = (f"{rec.label()} was rejected with error {js(code)} at t={resp.t:.2f}, but a new user message "
+                   f"{js(u.mid)} appeared for the session {secs(u.m.t - resp.t)} later.")
+            if rec.overlap:
+                self.noted("PROMPT-004", msg + " Another prompt of the session was in flight, so the insertion "
+                           "cannot be attributed.", fr([u.m, resp, rec.req]))
+            else:
+                self.failed("PROMPT-004", msg, fr([u.m, resp, rec.req]))
+        elif not before:
+            self.pass_few("PROMPT-004", f"{rec.label()} was rejected with error {js(code)} and no new user "
+                          f"message followed within {secs(window)}.", [resp, rec.req])
+
+    def _judge_013(self, sid: str, idle: Msg, upd: dict[str, Any], running: Msg | None) -> None:
+        sr = upd.get("stopReason")
+        frames = fr([idle, running])
+        where = f"the idle for {sid!r} at t={idle.t:.2f} that ended work" + (
+            f" running since t={running.t:.2f}" if running is not None else "")
+        if isinstance(sr, str) and sr:
+            self.pass_few("PROMPT-013", f"{where} carried stopReason {js(sr)}.", frames)
+        elif sr == "":
+            self.warned("PROMPT-013", f"{where} carried an empty stopReason \"\".", frames)
+        else:
+            what = "no stopReason" if "stopReason" not in upd else f"stopReason {js(sr)}"
+            if self.opt("stop_reason_required", True):
+                self.failed("PROMPT-013", f"{where} carried {what}.", frames)
+            else:
+                self.warned("PROMPT-013", f"{where} carried {what} (stop_reason_required is off: the schema's "
+                            "SHOULD).", frames)

@@ -1,0 +1,54 @@
+"""Run the installed conformance suite in a subprocess, from a directory outside the repo, the way
+a vendor would, and read back what it wrote."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+REFERENCE_AGENT = [sys.executable, "-m", "acp_conformance.reference.agent"]
+MUTANT_SCRIPT = ROOT / "tests" / "mutants" / "agent_mutants.py"
+
+
+def mutant_cmd(name: str) -> list[str]:
+    return [sys.executable, str(MUTANT_SCRIPT), name]
+
+
+@dataclass
+class SuiteRun:
+    returncode: int
+    output: str
+    report: dict[str, Any] | None
+    report_dir: Path
+    junit: Path
+
+    def status(self, rule_id: str) -> str:
+        return self.rule(rule_id)["status"]
+
+    def rule(self, rule_id: str) -> dict[str, Any]:
+        assert self.report is not None, f"no report.json was written; output:\n{self.output[-3000:]}"
+        for r in self.report["rules"]:
+            if r["id"] == rule_id:
+                return r
+        raise KeyError(rule_id)
+
+    def with_status(self, status: str, checked_only: bool = True) -> set[str]:
+        assert self.report is not None, self.output[-3000:]
+        return {r["id"] for r in self.report["rules"] if r["status"] == status and (r["checked"] or not checked_only)}
+
+
+def run_suite(agent_argv: list[str], workdir: Path, *extra: str, timeout: float = 300) -> SuiteRun:
+    report_dir = workdir / "reports"
+    junit = workdir / "junit.xml"
+    cmd = [sys.executable, "-m", "pytest", f"--agent-cmd={shlex.join(agent_argv)}",
+           f"--acp-report-dir={report_dir}", f"--junitxml={junit}", "-p", "no:cacheprovider", "-q", *extra]
+    proc = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=timeout)
+    report_file = report_dir / "report.json"
+    report = json.loads(report_file.read_text()) if report_file.exists() else None
+    return SuiteRun(proc.returncode, proc.stdout + proc.stderr, report, report_dir, junit)

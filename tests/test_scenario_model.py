@@ -1,0 +1,59 @@
+"""The scenario format: good files load, bad files are refused with a sentence naming the place."""
+
+from pathlib import Path
+
+import pytest
+
+from acp_conformance.resources import scenarios_dir
+from acp_conformance.rules.catalog import load_catalog
+from acp_conformance.scenarios.model import STEPS, ScenarioFileError, load_file
+
+
+def test_bundled_scenarios_load_and_name_known_rules():
+    files = sorted((scenarios_dir() / "agent").glob("*.yaml"))
+    assert files, "no bundled agent scenarios"
+    names = set()
+    for f in files:
+        for scn in load_file(f, set(load_catalog())):
+            assert scn.rules, f"{f.name}:{scn.name} names no rules"
+            assert scn.name not in names, f"scenario name {scn.name} used twice"
+            names.add(scn.name)
+            assert all(s.kind in STEPS for s in scn.steps)
+
+
+@pytest.mark.parametrize("text, words", [
+    ("name: x\nrules: []\nsteps: [{frobnicate: {}}]\n", "unknown step 'frobnicate'"),
+    ("name: x\nsteps: [{prompt: {sesion: s}}]\n", "prompt does not take sesion"),
+    ("name: x\nsteps: []\n", "'steps' is a non-empty list"),
+    ("rules: []\nsteps: [initialize]\n", "missing 'name'"),
+    ("name: x\nrules: [NOPE-999]\nsteps: [initialize]\n", "unknown rule IDs NOPE-999"),
+    ("name: [unclosed\n", "not valid YAML"),
+    ("scenarios:\n  - {name: a, steps: [initialize]}\n  - {name: a, steps: [initialize]}\n", "used twice"),
+])
+def test_malformed_files_are_refused_with_the_place(tmp_path: Path, text, words):
+    f = tmp_path / "bad.yaml"
+    f.write_text(text)
+    with pytest.raises(ScenarioFileError) as e:
+        load_file(f, set(load_catalog()))
+    assert words in str(e.value)
+    assert str(f) in str(e.value)
+
+
+def test_unreadable_file(tmp_path: Path):
+    with pytest.raises(ScenarioFileError, match="cannot read"):
+        load_file(tmp_path / "missing.yaml")
+    f = tmp_path / "latin1.yaml"
+    f.write_bytes(b"name: \xff\n")
+    with pytest.raises(ScenarioFileError, match="not UTF-8"):
+        load_file(f)
+
+
+def test_scalar_shorthand():
+    import tempfile
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as fh:
+        fh.write("name: x\nsteps: [initialize, {cancel: $s}, {settle: 0.1}, restart]\n")
+    scn = load_file(fh.name)[0]
+    assert [s.kind for s in scn.steps] == ["initialize", "cancel", "settle", "restart"]
+    assert scn.steps[1].args == {"session": "$s"}
+    assert scn.steps[2].args == {"seconds": 0.1}
+    Path(fh.name).unlink()

@@ -1,0 +1,103 @@
+"""The suite, installed, run from outside the repo against the reference agent and its mutants.
+
+The reference agent must be judged conformant with no failure and no warning; each mutant breaks
+one rule and must be flagged for exactly that rule (it may leave other rules untested, since a
+broken agent can stop a scenario short, but it must not fail any other rule).
+"""
+
+from __future__ import annotations
+
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from suite_run import REFERENCE_AGENT, mutant_cmd, run_suite
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "mutants"))
+from agent_mutants import MUTANTS  # noqa: E402
+
+# the rules this first slice of the suite checks (issue 2), each of which must pass on the reference
+SLICE = ["PROMPT-001", "PROMPT-002", "PROMPT-003", "PROMPT-004", "PROMPT-005", "PROMPT-006", "PROMPT-011",
+         "PROMPT-012", "PROMPT-013", "CANCEL-001", "CANCEL-002", "CANCEL-003", "RESUME-002", "RESUME-003",
+         "RESUME-004", "RESUME-005", "ERR-001", "ERR-002", "CLOSE-005", "INIT-001", "INIT-002", "INIT-003",
+         "TRANSPORT-003", "ERR-004"]
+
+HOSTILE = {"silent", "exit-mid-turn", "hang-after-init"}
+
+
+@pytest.fixture(scope="module")
+def reference_run(tmp_path_factory):
+    return run_suite(REFERENCE_AGENT, tmp_path_factory.mktemp("reference"))
+
+
+def test_reference_agent_is_conformant(reference_run):
+    r = reference_run
+    assert r.returncode == 0, r.output[-4000:]
+    assert r.report["verdict"]["conformant"] is True
+    for rule in SLICE:
+        assert r.status(rule) == "pass", (rule, r.rule(rule))
+    assert not r.with_status("fail"), r.with_status("fail")
+    assert not r.with_status("warn"), [r.rule(x) for x in r.with_status("warn")]
+    assert "ACP verdict: CONFORMANT" in r.output
+
+
+def test_report_and_junit_are_written(reference_run):
+    r = reference_run
+    rep = r.report
+    assert rep["target"]["info"]["name"]
+    assert rep["schema"]["sha256"]
+    ids = [x["id"] for x in rep["rules"]]
+    assert len(ids) == len(set(ids)) and "PROMPT-001" in ids
+    for t in rep["tests"]:
+        assert Path(t["transcript"]).is_file()
+    tree = ET.parse(r.junit)
+    cases = tree.getroot().iter("testcase")
+    rules_props = [p.get("value") for c in cases for p in c.iter("property") if p.get("name") == "rules"]
+    assert rules_props and any("PROMPT-001" in v for v in rules_props)
+    assert "acp_findings" not in r.junit.read_text()
+
+
+@pytest.mark.parametrize("name", sorted(n for n in MUTANTS if n not in HOSTILE))
+def test_mutant_is_flagged_for_its_rule(name, tmp_path):
+    rules, _cls = MUTANTS[name]
+    r = run_suite(mutant_cmd(name), tmp_path)
+    assert r.returncode == 1, r.output[-3000:]
+    assert r.report["verdict"]["conformant"] is False
+    for rule in rules:
+        expect = "warn" if r.rule(rule)["level"].startswith("SHOULD") else "fail"
+        assert r.status(rule) == expect, (rule, r.rule(rule))
+    others = (r.with_status("fail") | r.with_status("warn")) - set(rules)
+    assert not others, {o: r.rule(o)["evidence"][:1] for o in others}
+
+
+@pytest.mark.parametrize("name, words", [
+    ("silent", "within"),
+    ("hang-after-init", "within"),
+    ("exit-mid-turn", "exited with status 3"),
+])
+def test_hostile_targets_fail_clearly_within_the_timeouts(name, words, tmp_path):
+    import time
+    t0 = time.monotonic()
+    r = run_suite(mutant_cmd(name), tmp_path, "--acp-timeout=2", "--acp-startup-timeout=3",
+                  "--acp-test-timeout=20", timeout=240)
+    assert r.returncode == 1, r.output[-3000:]
+    assert words in r.output, r.output[-3000:]
+    assert r.report["verdict"]["conformant"] is False
+    assert time.monotonic() - t0 < 200
+
+
+def test_banner_on_stdout_is_a_transport_failure(tmp_path):
+    r = run_suite(mutant_cmd("transport-003"), tmp_path)
+    assert r.status("TRANSPORT-003") == "fail"
+    assert "Agent starting" in str(r.rule("TRANSPORT-003")["evidence"])
+
+
+def test_bad_options_are_usage_errors(tmp_path):
+    r = run_suite(["definitely-not-a-command-xyz"], tmp_path)
+    assert r.returncode == 2 and "not a command" in r.output
+    r = run_suite(REFERENCE_AGENT, tmp_path, "--acp-timeout=-1")
+    assert r.returncode == 2 and "--acp-timeout" in r.output
+    r = run_suite(REFERENCE_AGENT, tmp_path, f"--acp-schema={tmp_path / 'nope.json'}")
+    assert r.returncode == 2 and "cannot read the ACP schema" in r.output

@@ -1,0 +1,48 @@
+"""Verdicts: worst over findings, levels, untested blocking rules count, unchecked rules do not."""
+
+from acp_conformance.rules.catalog import load_catalog
+from acp_conformance.rules.findings import FAIL, NOT_TESTED, PASS, SKIP, WARN, Finding
+from acp_conformance.rules.verdicts import compute
+
+CAT = load_catalog()
+
+
+def status(v, rid):
+    return next(r for r in v.rules if r.rule.id == rid).status
+
+
+def test_worst_over_findings_and_pass_beats_inconclusive():
+    fs = [Finding("PROMPT-001", PASS, "ok", test="t1"), Finding("PROMPT-001", FAIL, "bad", test="t2"),
+          Finding("CANCEL-001", NOT_TESTED, "race", test="t3"), Finding("CANCEL-001", PASS, "ok", test="t4")]
+    v = compute(CAT, fs, {"PROMPT-001", "CANCEL-001"}, {}, {})
+    assert status(v, "PROMPT-001") == FAIL
+    assert status(v, "CANCEL-001") == PASS
+    assert not v.conformant
+    assert [r.rule.id for r in v.blocking_failures] == ["PROMPT-001"]
+
+
+def test_should_failure_is_a_warning_and_strict_makes_it_block():
+    fs = [Finding("CLOSE-005", FAIL, "other error")]
+    v = compute(CAT, fs, {"CLOSE-005"}, {}, {})
+    assert status(v, "CLOSE-005") == WARN
+    assert v.conformant
+    assert not compute(CAT, fs, {"CLOSE-005"}, {}, {}, strict=True).conformant
+
+
+def test_untested_blocking_rule_counts_against_conformance():
+    v = compute(CAT, [], {"PROMPT-001"}, {"PROMPT-001": ["t1"]}, {})
+    assert status(v, "PROMPT-001") == NOT_TESTED
+    assert not v.conformant
+
+
+def test_rules_without_a_check_are_left_out_of_the_verdict():
+    v = compute(CAT, [Finding("PROMPT-001", PASS, "ok")], {"PROMPT-001"}, {}, {})
+    assert v.conformant
+    unchecked = [r for r in v.rules if not r.checked]
+    assert unchecked and all(r.status == NOT_TESTED for r in unchecked)
+
+
+def test_all_bound_tests_skipped_is_skip():
+    v = compute(CAT, [], {"DELETE-001"}, {"DELETE-001": ["t1"]}, {"t1": "no session.delete"})
+    assert status(v, "DELETE-001") == SKIP
+    assert v.conformant
