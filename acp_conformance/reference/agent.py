@@ -853,9 +853,10 @@ class ReferenceAgent:
     # -- cancellation --------------------------------------------------------------------------
 
     def handle_session_cancel(self, params: dict) -> None:
-        session = self.sessions.get(params.get("sessionId"))  # type: ignore[arg-type]
+        session_id = params.get("sessionId")
+        session = self.sessions.get(session_id) if isinstance(session_id, str) else None
         if session is None:
-            return
+            return  # unknown or inactive session: a notification is never answered
         self.cancel_held_prompts(session)
         if session.turn is not None:
             self.cancel_turn(session.turn)

@@ -18,7 +18,7 @@ from typing import Any, Iterable
 
 from ...wire.transcript import EV_EOF, EV_EXIT, EV_START, EV_STDIN_CLOSED, EVENT, RECEIVED, SENT, Frame
 from ..findings import Finding
-from ..monitor import INVALID, NOTIFICATION, REQUEST, RESPONSE, Monitor, Rpc, classify
+from ..monitor import NOTIFICATION, REQUEST, RESPONSE, Monitor, Rpc, classify
 
 UNPARSED = "unparsed"
 
@@ -146,7 +146,9 @@ def hashable(v: Any) -> bool:
 
 
 def expand(frame: Frame) -> list[Msg]:
-    if frame.problem is not None:
+    # A line the suite wrote that is not JSON (a deliberately truncated request) is recorded with msg None.
+    sent_garbage = frame.direction == SENT and frame.msg is None and frame.raw.strip() not in (b"", b"null")
+    if frame.problem is not None or sent_garbage:
         return [Msg(frame, UNPARSED, None)]
     if isinstance(frame.msg, list):
         return [Msg(frame, classify(x), x, index=i) for i, x in enumerate(frame.msg)]

@@ -1,0 +1,265 @@
+"""Errors: unknown sessions (-32002 with data.sessionId), closing unknown sessions, one response per request.
+
+A session id is *known* in a test when a session/new result or a session/list result returned it,
+when the agent announced it as a child session (subagent_update, a background subagent, a
+``{"type": "session"}`` tool content), or when it is listed in ``ctx.options["known_sessions"]``.
+Requests on a connection that has not been initialized yet are not judged (-32600 is the answer
+there). ERR-001 and CLOSE-005 are judged at the end of the test, when every known id is known.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ...wire.transcript import RECEIVED, SENT
+from ..monitor import INVALID, REQUEST, RESPONSE
+from ._common import UNPARSED, ConnLog, ConnMonitor, Msg, fr, id_key, is_abs_path, js, raw_carries_id, secs, session_update
+
+SCOPED = ("session/prompt", "session/set_config_option", "session/resume")
+SUBORDINATE = ("tool_call/cancel", "terminal/cancel")
+NOT_FOUND = -32002
+
+
+def _well_formed(method: str, p: dict[str, Any]) -> bool:
+    """Are the params valid apart from the session id (so that -32602 would not be a fair answer)?"""
+    if method == "session/prompt":
+        blocks = p.get("prompt")
+        return (isinstance(blocks, list) and bool(blocks) and all(
+            isinstance(b, dict) and ((b.get("type") == "text" and isinstance(b.get("text"), str))
+                                     or (b.get("type") == "resource_link" and isinstance(b.get("uri"), str)
+                                         and isinstance(b.get("name"), str))) for b in blocks))
+    if method == "session/set_config_option":
+        return isinstance(p.get("configId"), str) and isinstance(p.get("type"), str) and "value" in p
+    if method == "session/resume":
+        rf = p.get("replayFrom")
+        return (is_abs_path(p.get("cwd")) and (rf is None or (isinstance(rf, dict) and rf.get("type") == "start"))
+                and not p.get("mcpServers") and not p.get("additionalDirectories"))
+    if method == "tool_call/cancel":
+        return isinstance(p.get("toolCallId"), str)
+    if method == "terminal/cancel":
+        return isinstance(p.get("terminalId"), str)
+    return True
+
+
+def _announced_sessions(node: Any, out: set[str], depth: int = 0) -> None:
+    if depth > 6:
+        return
+    if isinstance(node, dict):
+        if node.get("type") in ("session", "subagent") and isinstance(node.get("sessionId"), str):
+            out.add(node["sessionId"])
+        for v in node.values():
+            if isinstance(v, (dict, list)):
+                _announced_sessions(v, out, depth + 1)
+    elif isinstance(node, list):
+        for v in node:
+            _announced_sessions(v, out, depth + 1)
+
+
+@dataclass(eq=False)
+class _Cand:
+    req: Msg
+    sid: str
+    resumed_before: bool
+    closed_before: bool
+
+    @property
+    def resp(self) -> Msg | None:
+        return self.req.responses[0] if self.req.responses else None
+
+
+class SessionErrorMonitor(ConnMonitor):
+    rules = ("ERR-001", "ERR-002", "CLOSE-005")
+    expected = {
+        "ERR-001": "A session-scoped request (session/prompt, session/set_config_option, session/resume) naming a "
+                   "session that does not exist is answered with error -32002.",
+        "ERR-002": "A -32002 error carries error.data = {sessionId: <the requested session id>}.",
+        "CLOSE-005": "Closing a session that does not exist or is already closed should succeed (a -32002 answer "
+                     "is tolerated).",
+    }
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.known: set[str] = {s for s in (self.opt("known_sessions", ()) or ()) if isinstance(s, str)}
+        self.resumed: set[str] = set()
+        self.cands: list[_Cand] = []
+
+    def on_msg(self, log: ConnLog, m: Msg) -> None:
+        if m.direction != RECEIVED:
+            return
+        if m.kind == RESPONSE and m.ok and m.request is not None and not m.duplicate:
+            res = m.result if isinstance(m.result, dict) else {}
+            if m.request.method == "session/new" and isinstance(res.get("sessionId"), str):
+                self.known.add(res["sessionId"])
+            elif m.request.method == "session/list" and isinstance(res.get("sessions"), list):
+                for s in res["sessions"]:
+                    if isinstance(s, dict) and isinstance(s.get("sessionId"), str):
+                        self.known.add(s["sessionId"])
+            return
+        su = session_update(m)
+        if su is not None:
+            upd = su[1]
+            if upd.get("sessionUpdate") == "subagent_update" and isinstance(upd.get("sessionId"), str):
+                self.known.add(upd["sessionId"])
+            _announced_sessions(upd, self.known)
+
+    def analyze(self, log: ConnLog) -> None:
+        initialized = False
+        closed: set[str] = set()
+        for m in log.msgs:
+            if m.direction == SENT:
+                if (m.kind == REQUEST and initialized and isinstance(m.session_id, str)
+                        and m.method in SCOPED + SUBORDINATE + ("session/close",)):
+                    self.cands.append(_Cand(m, m.session_id, m.session_id in self.resumed, m.session_id in closed))
+                continue
+            if m.direction != RECEIVED or m.kind != RESPONSE or m.request is None or m.duplicate:
+                continue
+            rq = m.request
+            sid = rq.session_id
+            if rq.method == "initialize" and m.ok:
+                initialized = True
+            elif rq.method == "session/new" and m.ok and isinstance(m.result, dict):
+                closed.discard(m.result.get("sessionId"))
+            elif rq.method == "session/resume" and m.ok and isinstance(sid, str):
+                self.resumed.add(sid)
+                closed.discard(sid)
+            elif rq.method == "session/close" and isinstance(sid, str) and (m.ok or m.error_code == NOT_FOUND):
+                closed.add(sid)
+            if m.error_code == NOT_FOUND and isinstance(sid, str):
+                self._judge_002(m, rq, sid)
+
+    def _judge_002(self, resp: Msg, rq: Msg, sid: str) -> None:
+        data = resp.error.get("data")
+        label = f"{rq.method} id={js(rq.id)} for {sid!r}"
+        if isinstance(data, dict) and data.get("sessionId") == sid:
+            self.pass_few("ERR-002", f"{label} got -32002 with data.sessionId {js(sid)}.", [resp, rq])
+        elif not isinstance(data, dict):
+            self.failed("ERR-002", f"{label} got -32002 with error.data {js(data)}, not an object "
+                        "{sessionId: ...}.", fr([resp, rq]))
+        else:
+            self.failed("ERR-002", f"{label} got -32002 with data.sessionId {js(data.get('sessionId'))} "
+                        f"instead of {js(sid)}.", fr([resp, rq]))
+
+    def finish_test(self) -> None:
+        for c in self.cands:
+            resp = c.resp
+            if resp is None:
+                continue
+            unknown = c.sid not in self.known and not c.resumed_before
+            method = c.req.method
+            if method == "session/close":
+                if unknown or c.closed_before:
+                    self._judge_close(c, resp, "unknown" if unknown else "already closed")
+            elif unknown:
+                self._judge_001(c, resp)
+
+    def _judge_001(self, c: _Cand, resp: Msg) -> None:
+        rq = c.req
+        label = (f"{rq.method} id={js(rq.id)} for session {c.sid!r}, which no session/new or session/list "
+                 "returned in this test,")
+        code = resp.error_code
+        frames = fr([resp, rq])
+        if rq.method in SCOPED:
+            if resp.ok:
+                self.failed("ERR-001", f"{label} succeeded (result {js(resp.result, 120)}).", frames)
+            elif code == NOT_FOUND:
+                self.pass_few("ERR-001", f"{label} got -32002.", frames)
+            elif _well_formed(rq.method, rq.params):
+                self.failed("ERR-001", f"{label} got error {js(code)} instead of -32002.", frames)
+            else:
+                self.noted("ERR-001", f"{label} got error {js(code)}; its other params are also invalid, so that "
+                           "error is plausible.", frames)
+        else:
+            if code == NOT_FOUND:
+                self.pass_few("ERR-001", f"{label} got -32002.", frames)
+            elif code in (-32602, -32601):
+                self.noted("ERR-001", f"{label} got error {code}; the spec does not say which error an unknown "
+                           "session gets here (-32002 and -32602 are both plausible).", frames)
+            elif resp.ok:
+                self.warned("ERR-001", f"{label} succeeded; -32002 was expected.", frames)
+            else:
+                self.warned("ERR-001", f"{label} got error {js(code)}; -32002 was expected.", frames)
+
+    def _judge_close(self, c: _Cand, resp: Msg, why: str) -> None:
+        rq = c.req
+        label = f"session/close id={js(rq.id)} of {why} session {c.sid!r}"
+        frames = fr([resp, rq])
+        if resp.ok:
+            self.pass_few("CLOSE-005", f"{label} succeeded.", frames)
+        elif resp.error_code == NOT_FOUND:
+            data = resp.error.get("data")
+            if isinstance(data, dict) and data.get("sessionId") == c.sid:
+                self.pass_few("CLOSE-005", f"{label} got -32002 with data.sessionId: SHOULD succeed; -32002 "
+                              "tolerated.", frames)
+            else:
+                self.noted("CLOSE-005", f"{label} got -32002 (tolerated) without data.sessionId {js(c.sid)} "
+                           "(ERR-002 judges the data).", frames)
+        else:
+            self.failed("CLOSE-005", f"{label} got error {js(resp.error_code)}; success (or -32002) was expected.",
+                        frames)
+
+
+class ResponseMonitor(ConnMonitor):
+    rules = ("ERR-004",)
+    expected = {
+        "ERR-004": "Every request receives exactly one response carrying the same id (same JSON type and value).",
+    }
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.requests = 0
+        self.bad = False
+
+    def analyze(self, log: ConnLog) -> None:
+        reqs = [m for m in log.msgs if m.direction == SENT and m.kind == REQUEST and m.id is not None]
+        self.requests += len(reqs)
+        for r in reqs:
+            label = f"{r.method} id={js(r.id)}"
+            if not r.responses:
+                self.bad = True
+                same = [o for o in reqs if o is not r and id_key(o.id) == id_key(r.id)
+                        and o.order < r.order and (not o.responses or o.responses[0].order > r.order)]
+                waited = log.waited(r.t)
+                msg = f"{label} got no response: the suite waited {secs(waited)}; {log.end_desc}"
+                if log.alive:
+                    msg += " (the request timed out)"
+                if same:
+                    self.noted("ERR-004", msg + f". Another request with the same id was pending at the same time "
+                               "(sent by the suite on purpose?), so one answer may be all the agent owes.", fr([r]))
+                else:
+                    self.failed("ERR-004", msg + ".", fr([r]))
+            elif len(r.responses) > 1:
+                self.bad = True
+                d = r.responses[1]
+                self.failed("ERR-004", f"{label} got {len(r.responses)} responses (t="
+                            f"{', '.join(f'{x.t:.2f}' for x in r.responses)}); exactly one is required.",
+                            fr([d, r.responses[0], r]))
+        sent_nonreq = [m for m in log.msgs if m.direction == SENT and m.kind in (INVALID, UNPARSED)]
+        null_reqs = any(m.direction == SENT and m.kind == REQUEST and m.id is None for m in log.msgs)
+        for m in log.msgs:
+            if m.direction != RECEIVED or m.kind != RESPONSE or m.request is not None:
+                continue
+            if m.id is None:
+                if m.error is not None:
+                    continue  # answers a request whose id could not be read
+                if null_reqs:
+                    self.noted("ERR-004", f"a success response with id null arrived at t={m.t:.2f}; the suite had "
+                               "sent a request with id null.", fr([m]))
+                    continue
+            carried = [s for s in sent_nonreq if (s.kind == INVALID and isinstance(s.msg, dict) and "id" in s.msg
+                                                  and id_key(s.msg["id"]) == id_key(m.id))
+                       or (s.kind == UNPARSED and raw_carries_id(s.frame.raw, m.id))]
+            if carried and m.error is not None:
+                self.noted("ERR-004", f"an error response with id {js(m.id)} arrived at t={m.t:.2f}; it answers the "
+                           "invalid message the suite sent with that id (echoing a readable id is accepted).",
+                           fr([m, carried[0]]))
+                continue
+            self.bad = True
+            self.failed("ERR-004", f"a response with id {js(m.id)} (type {type(m.id).__name__}) arrived at "
+                        f"t={m.t:.2f}, but the suite had no request with that id pending on this connection.",
+                        fr([m]))
+
+    def finish_test(self) -> None:
+        if self.requests and not self.bad:
+            self.passed("ERR-004", f"all {self.requests} request(s) of the suite got exactly one response with an "
+                        "identical id.")

@@ -1,0 +1,161 @@
+"""session/resume: the replay marker, the current-state update, and no marker without replayFrom.
+
+For each ``session/resume`` the suite sends, the updates for that session between the request
+and its response are collected on that connection. "With replayFrom" means params.replayFrom is
+present and not null. Error responses are not judged here (RESUME-006 is about them), except
+that RESUME-005 (no marker without replayFrom) holds whatever the answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...wire.transcript import RECEIVED, SENT
+from ..monitor import REQUEST, RESPONSE
+from ._common import USER_KINDS, ConnLog, ConnMonitor, Msg, fr, hashable, js, secs, session_update
+
+_FULL_HISTORY = ("agent_message", "agent_thought")
+
+
+@dataclass(eq=False)
+class _Resume:
+    req: Msg
+    sid: str
+    replay: bool
+    resp: Msg | None = None
+    markers: list[Msg] = field(default_factory=list)  # replay_complete between request and response
+    states: list[Msg] = field(default_factory=list)  # state_update between request and response
+    states_after_marker: list[Msg] = field(default_factory=list)
+    history_after_marker: list[Msg] = field(default_factory=list)
+    replayed: set[Any] = field(default_factory=set)  # ids of full agent messages replayed before the marker
+    late_markers: list[Msg] = field(default_factory=list)  # replay_complete after the response
+    stop_t: float | None = None  # the next resume of the session (later markers are its own)
+
+    def label(self) -> str:
+        return (f"session/resume id={js(self.req.id)} of {self.sid!r} "
+                + (f"with replayFrom {js(self.req.params.get('replayFrom'), 80)}" if self.replay
+                   else "without replayFrom"))
+
+
+class ResumeMonitor(ConnMonitor):
+    rules = ("RESUME-002", "RESUME-003", "RESUME-004", "RESUME-005")
+    expected = {
+        "RESUME-002": "A successful session/resume with replayFrom is preceded by exactly one replay_complete for "
+                      "the session, after the last replayed update and before the response.",
+        "RESUME-003": "After replay_complete and before the session/resume response the agent sends a "
+                      "current-state state_update for the session.",
+        "RESUME-004": "Every successful session/resume, with or without replay, is preceded by a current "
+                      "state_update for the session sent after the request (after any replay).",
+        "RESUME-005": "No replay_complete is sent for a session/resume whose replayFrom is omitted or null.",
+    }
+
+    def analyze(self, log: ConnLog) -> None:
+        window = float(self.opt("replay_marker_window", 5.0))
+        resumes: list[_Resume] = []
+        by_req: dict[int, _Resume] = {}
+        for m in log.msgs:
+            if m.direction == SENT:
+                if m.kind == REQUEST and m.method == "session/resume" and isinstance(m.session_id, str):
+                    p = m.params
+                    r = _Resume(m, m.session_id, replay=p.get("replayFrom") is not None)
+                    for o in resumes:
+                        if o.sid == r.sid and o.stop_t is None:
+                            o.stop_t = m.t
+                    resumes.append(r)
+                    by_req[id(m)] = r
+                continue
+            if m.direction != RECEIVED:
+                continue
+            if m.kind == RESPONSE:
+                if m.request is not None and not m.duplicate and id(m.request) in by_req:
+                    by_req[id(m.request)].resp = m
+                continue
+            su = session_update(m)
+            if su is None:
+                continue
+            sid, upd = su
+            kind = upd.get("sessionUpdate")
+            for r in resumes:
+                if r.sid != sid:
+                    continue
+                if r.resp is None:
+                    if kind == "replay_complete":
+                        r.markers.append(m)
+                    elif kind == "state_update":
+                        r.states.append(m)
+                        if r.markers:
+                            r.states_after_marker.append(m)
+                    elif r.markers:
+                        if kind in USER_KINDS or (kind in _FULL_HISTORY and upd.get("messageId") in r.replayed):
+                            r.history_after_marker.append(m)
+                    elif kind in _FULL_HISTORY and hashable(upd.get("messageId")):
+                        r.replayed.add(upd.get("messageId"))
+                elif kind == "replay_complete" and (r.stop_t is None or m.t < r.stop_t):
+                    r.late_markers.append(m)
+
+        for r in resumes:
+            self._judge(log, r, window)
+
+    def _judge(self, log: ConnLog, r: _Resume, window: float) -> None:
+        resp, req = r.resp, r.req
+        ok = resp is not None and resp.ok
+        if r.replay and ok:
+            assert resp is not None
+            # RESUME-002
+            if not r.markers:
+                late = (f"; a replay_complete came only after the response (t={r.late_markers[0].t:.2f})"
+                        if r.late_markers else "")
+                self.failed("RESUME-002", f"{r.label()} succeeded at t={resp.t:.2f} without a replay_complete for "
+                            f"the session before the response{late}.", fr([resp, req] + r.late_markers[:1]))
+            elif len(r.markers) > 1:
+                self.failed("RESUME-002", f"{r.label()}: {len(r.markers)} replay_complete updates for the session "
+                            f"before the response (t={', '.join(f'{x.t:.2f}' for x in r.markers)}); exactly one "
+                            "is required.", fr([r.markers[1], r.markers[0], req, resp]))
+            elif r.history_after_marker:
+                h = r.history_after_marker[0]
+                self.failed("RESUME-002", f"{r.label()}: a history update "
+                            f"({h.msg['params']['update'].get('sessionUpdate')} "
+                            f"{js(h.msg['params']['update'].get('messageId'))}) followed the replay_complete "
+                            f"(t={r.markers[0].t:.2f}) at t={h.t:.2f}.", fr([h, r.markers[0], req, resp]))
+            else:
+                self.pass_few("RESUME-002", f"{r.label()}: exactly one replay_complete (t={r.markers[0].t:.2f}) "
+                              f"before the response (t={resp.t:.2f}).", [r.markers[0], req, resp])
+            # RESUME-003
+            if r.markers:
+                if r.states_after_marker:
+                    self.pass_few("RESUME-003", f"{r.label()}: replay_complete (t={r.markers[0].t:.2f}), then "
+                                  f"state_update {js(r.states_after_marker[0].msg['params']['update'].get('state'))} "
+                                  f"(t={r.states_after_marker[0].t:.2f}), then the response (t={resp.t:.2f}).",
+                                  [r.states_after_marker[0], r.markers[0], resp])
+                else:
+                    self.failed("RESUME-003", f"{r.label()}: no state_update for the session between the "
+                                f"replay_complete (t={r.markers[0].t:.2f}) and the response (t={resp.t:.2f}).",
+                                fr([resp, r.markers[0], req]))
+        if ok:
+            assert resp is not None
+            # RESUME-004
+            anchored = r.replay and bool(r.markers)  # without replayFrom a marker is RESUME-005's business
+            states = r.states_after_marker if anchored else r.states
+            after = f" after the replay_complete (t={r.markers[0].t:.2f})" if anchored else " after the request"
+            if states:
+                self.pass_few("RESUME-004", f"{r.label()}: state_update "
+                              f"{js(states[0].msg['params']['update'].get('state'))} at t={states[0].t:.2f} "
+                              f"preceded the response (t={resp.t:.2f}).", [states[0], resp, req])
+            else:
+                self.failed("RESUME-004", f"{r.label()} succeeded at t={resp.t:.2f} with no state_update for the "
+                            f"session{after} before the response.", fr([resp, req] + (r.markers[:1] if anchored else [])))
+        if not r.replay:
+            # RESUME-005
+            late = [x for x in r.late_markers if resp is not None and x.t - resp.t <= window]
+            bad = r.markers + late
+            if bad:
+                b = bad[0]
+                when = ("before the response" if b in r.markers else
+                        f"{secs(b.t - resp.t)} after the response" if resp is not None else "")
+                self.failed("RESUME-005", f"{r.label()}: a replay_complete for the session arrived at t={b.t:.2f} "
+                            f"({when}).", fr([b, req, resp]))
+            elif resp is not None:
+                observed = min(window, log.waited(resp.t)) if r.stop_t is None else min(window, r.stop_t - resp.t)
+                self.pass_few("RESUME-005", f"{r.label()}: no replay_complete before the response (t={resp.t:.2f}) "
+                              f"nor in the {secs(max(0.0, observed))} observed after it.", [resp, req])
