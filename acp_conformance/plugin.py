@@ -314,6 +314,8 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         return
     keep = []
     for key, value in report.user_properties:
+        if key in (FINDINGS_KEY, META_KEY) and report.when != "call":
+            continue  # every phase's report carries the item's properties; count them once
         if key == FINDINGS_KEY:
             for d in json.loads(value):
                 state.findings.append(Finding(d["rule"], d["status"], d["message"], d.get("expected", ""),
@@ -371,7 +373,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
     tr.section("ACP conformance")
     for rv in v.rules:
         if rv.checked and rv.status in (FAIL, WARN, "not-tested"):
-            tr.line(f"  {rv.status.upper():10} {rv.rule.id:14} {rv.rule.level:8} {rv.reason[:160]}")
+            why = rv.reason or next((f.message for f in rv.findings if f.status in (FAIL, WARN)), "")
+            tr.line(f"  {rv.status.upper():10} {rv.rule.id:14} {rv.rule.level:8} {why[:160]}")
     tr.line(f"report: {state.settings['report_dir'] / 'report.json'}")
     tr.line(v.summary_line(), bold=True, green=v.conformant, red=not v.conformant)
 

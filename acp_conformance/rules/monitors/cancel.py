@@ -190,7 +190,7 @@ class CancelMonitor(ConnMonitor):
             self._judge(log, c)
 
     def _inactive_cancel(self, st: _Sess, m: Msg, sid: str) -> None:
-        race = float(self.opt("cancel_race", 1.0))
+        race = float(self.opt("cancel_idle_gap", 1.0))
         last_prompt = st.prompts[-1] if st.prompts else None
         if last_prompt is None:
             return  # a cancel of an idle or unknown session: nothing to send, nothing to judge
@@ -210,7 +210,9 @@ class CancelMonitor(ConnMonitor):
 
     def _judge(self, log: ConnLog, c: _Cancel) -> None:
         timeout = float(self.opt("cancel_timeout", 30.0))
-        race = float(self.opt("cancel_race", 1.0))
+        # The check calls only "idle before the cancel was written" inconclusive; an optional race window
+        # (seconds after the cancel in which another stopReason is not judged) is off by default.
+        race = float(self.opt("cancel_race", 0.0))
         cm = c.m
         where = f"session/cancel for {c.sid!r} at t={cm.t:.2f} (work running since t={c.work.start.t:.2f})"
         # CANCEL-001
@@ -229,7 +231,7 @@ class CancelMonitor(ConnMonitor):
             if sr == "error":
                 self.failed("CANCEL-001", f"{where}: the work ended {secs(dt)} later with stopReason \"error\" "
                             "instead of \"cancelled\".", fr([first, cm]))
-            elif dt <= race:
+            elif dt < race:
                 self.untested("CANCEL-001", f"{where}: the work ended {secs(dt)} later with stopReason {js(sr)}; "
                               "it may have finished before the agent read the cancel (inconclusive): use a longer "
                               "--acp-long-prompt.", fr([first, cm]))
