@@ -532,11 +532,17 @@ def test_cancel_001_not_cancelled():
 
 
 def test_cancel_001_race_is_inconclusive():
+    # one end_turn right after the cancel (within cancel_race, 0.5 s by default) is inconclusive ...
     s = change(BASE, CANCELLED_IDLE_1, CANCELLED_IDLE_1.replace('"cancelled"', '"end_turn"'))
-    assert FAIL in statuses(run(s), "CANCEL-001")  # by default only an idle before the cancel is inconclusive
-    findings = run(s, cancel_race=1.0)
+    findings = run(s)
     assert NOT_TESTED in statuses(findings, "CANCEL-001")
     assert not bad(findings)
+    assert FAIL in statuses(run(s, cancel_race=0.0), "CANCEL-001")
+    # ... but two such punctual "natural" ends in one test are not a coincidence
+    second = ('A->C {"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess_1","update":{"sessionUpdate":"tool_call_update","toolCallId":"call_1","status":"cancelled"}}}\n'
+              'A->C {"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess_1","update":{"sessionUpdate":"state_update","state":"idle","stopReason":"cancelled"}}}')
+    s2 = change(s, second, second.replace('"stopReason":"cancelled"', '"stopReason":"end_turn"'))
+    assert_fails(run(s2), "CANCEL-001")
 
 
 def test_cancel_001_work_ended_before_cancel():
@@ -550,10 +556,22 @@ def test_cancel_001_work_ended_before_cancel():
 
 def test_cancel_001_no_idle_after_cancel():
     lines = CANCEL.strip().splitlines()
-    s = "\n".join([INIT2, SESSION_NEW, *lines[:7], "@+4"])
+    # an earlier prompt of the session ended with idle: the missing idle after the cancel is CANCEL-001's
+    s = "\n".join([INIT2, SESSION_NEW, PROMPT, *lines[:7], "@+4"])
     findings = run(s)
     assert_fails(findings, "CANCEL-001", also={"PROMPT-012"})
     assert any("waited" in x for x in msgs(findings, "CANCEL-001", FAIL))
+    # an agent that never reports idle at all: that is PROMPT-012's failure, the cancel is not judged
+    findings = run("\n".join([INIT2, SESSION_NEW, *lines[:7], "@+4"]))
+    assert_fails(findings, "PROMPT-012")
+    assert statuses(findings, "CANCEL-001") == [NOT_TESTED]
+
+
+def test_cancel_001_idle_without_stop_reason_is_prompt_013s():
+    bare = CANCELLED_IDLE_1.replace(',"stopReason":"cancelled"', "")
+    findings = run(change(BASE, CANCELLED_IDLE_1, bare))
+    assert_fails(findings, "PROMPT-013")
+    assert NOT_TESTED in statuses(findings, "CANCEL-001")
 
 
 def test_cancel_002_error_idle_between():

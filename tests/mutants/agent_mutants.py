@@ -94,18 +94,22 @@ class Prompt011(ReferenceAgent):
 
 
 class Prompt012(ReferenceAgent):
-    """Never reports idle when work ends."""
+    """Never reports idle when work ends on its own (a cancel still gets its cancelled idle, so that
+    only PROMPT-012 is broken)."""
 
     def finish_work(self, session, turn, stop_reason, error):
-        pass
+        if stop_reason == "cancelled":
+            super().finish_work(session, turn, stop_reason, error)
 
 
 class Prompt013(ReferenceAgent):
-    """The idle update that ends work carries no stopReason."""
+    """The idle update that ends work on its own carries no stopReason (the cancelled idle keeps
+    its reason: that is CANCEL-001's business)."""
 
     def idle_update(self, stop_reason, error=None):
         update = super().idle_update(stop_reason, error)
-        update.pop("stopReason", None)
+        if stop_reason != "cancelled":
+            update.pop("stopReason", None)
         return update
 
 

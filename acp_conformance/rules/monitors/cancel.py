@@ -55,6 +55,7 @@ class _Cancel:
     error_resps: list[tuple[Msg, Msg, Msg | None]] = field(default_factory=list)  # (response, request, insertion)
     violation: tuple[Msg, tuple[str, Any]] | None = None  # CANCEL-003
     post_end: str = ""
+    idles_before: int = 0  # work-ending idles of the session on this connection before the cancel
 
 
 @dataclass(eq=False)
@@ -66,6 +67,7 @@ class _Sess:
     cancel: _Cancel | None = None  # waiting for its cancelled idle
     post: _Cancel | None = None  # after its cancelled idle, until the next running
     last_end_idle: Msg | None = None
+    end_idles: int = 0
     prompts: list[Msg] = field(default_factory=list)
     users_seen: set[Any] = field(default_factory=set)
     user_new: list[tuple[Msg, Any]] = field(default_factory=list)
@@ -81,6 +83,21 @@ class CancelMonitor(ConnMonitor):
         "CANCEL-003": "Updates for the cancelled work (its messages and tool calls) all precede the idle that "
                       "reports the cancellation.",
     }
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self._races: list[tuple[str, list]] = []  # end_turn-style idles right after a cancel
+
+    def finish_test(self) -> None:
+        if len(self._races) >= 2:
+            self.failed("CANCEL-001", f"{len(self._races)} cancels in this test were each followed at once by an "
+                        "idle with a stop reason other than \"cancelled\": " + "; ".join(w for w, _ in self._races),
+                        [f for _, frames in self._races for f in frames])
+        elif self._races:
+            where, frames = self._races[0]
+            self.untested("CANCEL-001", where + "; it may have finished before the agent read the cancel "
+                          "(inconclusive; a second cancel in the same test decides): use a longer --acp-long-prompt.",
+                          frames)
 
     def analyze(self, log: ConnLog) -> None:
         background: dict[str, set[Any]] = {}
@@ -110,6 +127,7 @@ class CancelMonitor(ConnMonitor):
                         if st.cancel is None:
                             c = _Cancel(m, sid, st.work, [p for p in st.prompts if not p.responses
                                                            or p.responses[0].order > m.order])
+                            c.idles_before = st.end_idles
                             st.cancel = c
                             cancels.append(c)
                     else:
@@ -161,6 +179,7 @@ class CancelMonitor(ConnMonitor):
                         continue
                     if was_active:
                         st.last_end_idle = m
+                        st.end_idles += 1
                     c = st.cancel
                     if c is not None:
                         if upd.get("stopReason") == "cancelled":
@@ -210,9 +229,10 @@ class CancelMonitor(ConnMonitor):
 
     def _judge(self, log: ConnLog, c: _Cancel) -> None:
         timeout = float(self.opt("cancel_timeout", 30.0))
-        # The check calls only "idle before the cancel was written" inconclusive; an optional race window
-        # (seconds after the cancel in which another stopReason is not judged) is off by default.
-        race = float(self.opt("cancel_race", 0.0))
+        # The check calls "idle before the cancel was written" inconclusive. An idle with another stop
+        # reason right after the cancel (within the race window) may have been in the pipe already:
+        # inconclusive once, but twice in one test no natural end is that punctual (see finish_test).
+        race = float(self.opt("cancel_race", 0.5))
         cm = c.m
         where = f"session/cancel for {c.sid!r} at t={cm.t:.2f} (work running since t={c.work.start.t:.2f})"
         # CANCEL-001
@@ -228,20 +248,27 @@ class CancelMonitor(ConnMonitor):
             first = c.other_idles[0]
             sr = first.msg["params"]["update"].get("stopReason")
             dt = first.t - cm.t
-            if sr == "error":
+            if sr is None:
+                self.untested("CANCEL-001", f"{where}: the work ended {secs(dt)} later with an idle that carries no "
+                              "stopReason, so whether it was cancelled is not reported (PROMPT-013 judges the "
+                              "missing stopReason).", fr([first, cm]))
+            elif sr == "error":
                 self.failed("CANCEL-001", f"{where}: the work ended {secs(dt)} later with stopReason \"error\" "
                             "instead of \"cancelled\".", fr([first, cm]))
             elif dt < race:
-                self.untested("CANCEL-001", f"{where}: the work ended {secs(dt)} later with stopReason {js(sr)}; "
-                              "it may have finished before the agent read the cancel (inconclusive): use a longer "
-                              "--acp-long-prompt.", fr([first, cm]))
+                self._races.append((f"{where}: the work ended {secs(dt)} later with stopReason {js(sr)}",
+                                    fr([first, cm])))
             else:
                 self.failed("CANCEL-001", f"{where}: the work ended {secs(dt)} later with stopReason {js(sr)} "
                             "instead of \"cancelled\".", fr([first, cm]))
         else:
             waited = log.waited(cm.t)
             msg = f"{where}: no idle state_update for the session followed; the suite waited {secs(waited)}: {log.end_desc}."
-            if waited >= float(self.opt("idle_grace", 0.0)):
+            if c.idles_before == 0:
+                self.untested("CANCEL-001", msg + " The agent reported no idle for any earlier work of this session "
+                              "on this connection either (PROMPT-012 judges a missing idle), so the cancel itself "
+                              "cannot be judged.", fr([cm, c.work.start]))
+            elif waited >= float(self.opt("idle_grace", 0.0)):
                 self.failed("CANCEL-001", msg, fr([cm, c.work.start]))
             else:
                 self.untested("CANCEL-001", msg + " Too short to judge.", fr([cm]))

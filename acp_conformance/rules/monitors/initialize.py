@@ -91,7 +91,7 @@ class InitializeMonitor(ConnMonitor):
         if V2 <= P and well_formed:
             self.failed("INIT-001", f"{label} was answered with error {js(code)}; a v2 agent answers with "
                         "protocolVersion 2.", frames)
-        if P < V2 or code == UNSUPPORTED:
+        if P < V2:  # for P >= 2 an error is INIT-001's failure alone
             problem = self._bad_unsupported(m, P)
             if problem is None:
                 self.pass_few("INIT-003", f"{label} was refused with -32022 and data {js(m.error.get('data'))}.",
