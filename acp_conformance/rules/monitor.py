@@ -26,6 +26,10 @@ UNPARSED = "unparsed"  # not JSON at all
 
 def _key(value: Any) -> tuple[str, Any]:
     # JSON-RPC ids match by type and value: 1 and "1" are different ids, and True is not 1.
+    # Illegal ids (arrays, objects) are keyed by their JSON text so that they never crash a monitor.
+    if isinstance(value, (list, dict)):
+        import json
+        return (type(value).__name__, json.dumps(value, sort_keys=True))
     return (type(value).__name__, value)
 
 

@@ -54,6 +54,8 @@ class Pending:
 
 
 def _id_key(value: Any) -> tuple[str, Any]:
+    if isinstance(value, (list, dict)):  # an illegal id; keyed by its text so it cannot crash us
+        return (type(value).__name__, json.dumps(value, sort_keys=True))
     return (type(value).__name__, value)
 
 
@@ -167,6 +169,8 @@ class Peer:
                 if self.transport.eof.is_set():
                     if done():
                         return
+                    with anyio.move_on_after(1.0):  # an exit usually follows the end of output
+                        await self.transport.exited.wait()
                     raise TargetGone(f"the target closed its output ({self._how_gone()}) while the "
                                      f"suite was waiting for {what}")
                 await self._changed.wait()

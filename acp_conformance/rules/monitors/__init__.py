@@ -12,6 +12,7 @@ from .errors import ResponseMonitor, SessionErrorMonitor
 from .initialize import InitializeMonitor
 from .prompt import PromptMonitor
 from .resume import ResumeMonitor
+from .schema_validity import SchemaMonitor
 from .transport import TransportMonitor
 
 ALL_MONITORS: list[type[Monitor]] = [
@@ -22,9 +23,10 @@ ALL_MONITORS: list[type[Monitor]] = [
     ResumeMonitor,
     SessionErrorMonitor,
     ResponseMonitor,
+    SchemaMonitor,
 ]
 
 RULES_CHECKED: dict[str, str] = {rule: cls.__name__ for cls in ALL_MONITORS for rule in cls.rules}
 
 __all__ = ["ALL_MONITORS", "RULES_CHECKED", "CancelMonitor", "InitializeMonitor", "PromptMonitor",
-           "ResponseMonitor", "ResumeMonitor", "SessionErrorMonitor", "TransportMonitor"]
+           "ResponseMonitor", "ResumeMonitor", "SchemaMonitor", "SessionErrorMonitor", "TransportMonitor"]
