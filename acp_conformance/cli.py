@@ -48,8 +48,9 @@ def run_rules(argv: list[str]) -> int:
     p.add_argument("--coverage", action="store_true", help="show which rules are checked, and by what")
     p.add_argument("--side", choices=["agent", "client", "both"], default=None)
     a = p.parse_args(argv)
-    from .rules.catalog import load_catalog
+    from .rules.catalog import load_catalog, load_not_observable
     from .rules.monitors import RULES_CHECKED
+    hidden = load_not_observable()
     catalog = load_catalog()
     rows = [r for r in catalog.values() if a.side is None or r.side in (a.side, "both")]
     if a.coverage:
@@ -57,9 +58,12 @@ def run_rules(argv: list[str]) -> int:
         blocking = [r for r in rows if r.blocking]
         print(f"{'rule':14} {'level':9} {'side':7} {'checked by':28} summary")
         for r in rows:
-            by = RULES_CHECKED.get(r.id, "-")
+            by = RULES_CHECKED.get(r.id) or ("not observable" if r.id in hidden else "-")
             print(f"{r.id:14} {r.level:9} {r.side:7} {by:28} {r.summary[:70]}")
-        print(f"\n{checked} of {len(rows)} rules checked; "
+        for r in rows:
+            if r.id in hidden and r.id not in RULES_CHECKED:
+                print(f"  {r.id}: not observable on the wire: {hidden[r.id]}")
+        print(f"\n{checked} of {len(rows)} rules checked, {sum(1 for r in rows if r.id in hidden)} not observable; "
               f"{sum(1 for r in blocking if r.id in RULES_CHECKED)} of {len(blocking)} blocking rules checked")
     else:
         for r in rows:

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from .rules.catalog import load_catalog
+from .rules.catalog import load_catalog, load_not_observable
 from .rules.findings import FAIL, WARN, Finding
 from .rules.monitor import MonitorContext
 from .wire.transcript import Frame
@@ -354,7 +354,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     from .rules.monitors import RULES_CHECKED
     from .rules.verdicts import compute
     verdict = compute(state.catalog, state.findings, set(RULES_CHECKED), state.bound, state.skipped,
-                      strict=state.settings["strict"], side="agent")
+                      strict=state.settings["strict"], side="agent", not_observable=load_not_observable())
     state.verdict = verdict
     try:
         write_json_report(state.settings["report_dir"] / "report.json", verdict, state)

@@ -41,3 +41,13 @@ def load_catalog() -> dict[str, Rule]:
     data = json.loads(CATALOG_PATH.read_text(encoding="utf-8"))
     data += json.loads(EXTRA_PATH.read_text(encoding="utf-8"))
     return {r["id"]: Rule(**{k: r.get(k, "") for k in Rule.__dataclass_fields__}) for r in data}
+
+
+@lru_cache(maxsize=1)
+def load_not_observable() -> dict[str, str]:
+    """Rules that cannot be seen on the wire, with the reason: ``not_observable*.json`` files beside
+    this module, one per rule family ({rule id: reason}). They are left out of the verdict."""
+    out: dict[str, str] = {}
+    for path in sorted(CATALOG_PATH.parent.glob("not_observable*.json")):
+        out.update(json.loads(path.read_text(encoding="utf-8")))
+    return out

@@ -112,7 +112,9 @@ class MonitorContext:
             m.on_frame(frame, rpc)
 
     def finish(self) -> None:
-        for m in self.monitors:
+        # monitors marked finish_last (the generic schema check) judge after the specific ones,
+        # so that they can defer to a specific rule that already failed the same frame
+        for m in sorted(self.monitors, key=lambda m: getattr(m, "finish_last", False)):
             m.finish()
 
     def rpc(self, frame: Frame) -> Rpc | None:

@@ -89,8 +89,10 @@ def _level_status(rule: Rule, status: str) -> str:
 
 def compute(catalog: dict[str, Rule], findings: Iterable[Finding], checked: set[str],
             bound_tests: dict[str, list[str]], skipped_tests: dict[str, str],
-            strict: bool = False, side: str | None = None) -> Verdict:
+            strict: bool = False, side: str | None = None,
+            not_observable: dict[str, str] | None = None) -> Verdict:
     """``bound_tests``: rule -> the test ids that name it; ``skipped_tests``: test id -> reason."""
+    not_observable = not_observable or {}
     by_rule: dict[str, list[Finding]] = {}
     for f in findings:
         by_rule.setdefault(f.rule, []).append(f)
@@ -110,7 +112,9 @@ def compute(catalog: dict[str, Rule], findings: Iterable[Finding], checked: set[
             reason = "; ".join(sorted({skipped_tests[t] for t in bound_tests[rule.id]}))
         else:
             status = NOT_TESTED
-            if not is_checked:
+            if not is_checked and rule.id in not_observable:
+                reason = f"not observable on the wire: {not_observable[rule.id]}"
+            elif not is_checked:
                 reason = "this version of the suite has no check for this rule"
             elif fs:
                 reason = fs[0].message

@@ -325,6 +325,24 @@ MUTANTS: dict[str, tuple[tuple[str, ...], type]] = {
 }
 
 
+def _merge_family_files() -> None:
+    """Mutants of other rule families live in agent_mutants_<family>.py, each with its own MUTANTS."""
+    import importlib.util
+    here = os.path.dirname(os.path.abspath(__file__))
+    for name in sorted(os.listdir(here)):
+        if name.startswith("agent_mutants_") and name.endswith(".py"):
+            spec = importlib.util.spec_from_file_location(name[:-3], os.path.join(here, name))
+            mod = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(mod)
+            for key, value in mod.MUTANTS.items():
+                if key in MUTANTS:
+                    raise RuntimeError(f"mutant {key!r} is defined twice ({name})")
+                MUTANTS[key] = value
+
+
+_merge_family_files()
+
+
 def run(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1 or argv[0] not in MUTANTS:

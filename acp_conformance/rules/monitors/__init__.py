@@ -1,32 +1,38 @@
-"""Agent-side monitors: one module per rule family.
+"""Agent-side monitors: one module per rule family, found here by discovery.
 
-``ALL_MONITORS`` are instantiated for every test where the suite plays the client;
-``RULES_CHECKED`` maps each rule id to the monitor class that judges it.
+Every module of this package that defines ``Monitor`` subclasses with a non-empty ``rules`` tuple
+contributes them (in module order), so adding a rule family is adding a module. ``ALL_MONITORS``
+are instantiated for every test where the suite plays the client; ``RULES_CHECKED`` maps each rule
+id to the monitor class that judges it (a rule is checked in one place only).
 """
 
 from __future__ import annotations
 
+import importlib
+import inspect
+import pkgutil
+
 from ..monitor import Monitor
-from .cancel import CancelMonitor
-from .errors import ResponseMonitor, SessionErrorMonitor
-from .initialize import InitializeMonitor
-from .prompt import PromptMonitor
-from .resume import ResumeMonitor
-from .schema_validity import SchemaMonitor
-from .transport import TransportMonitor
 
-ALL_MONITORS: list[type[Monitor]] = [
-    TransportMonitor,
-    InitializeMonitor,
-    PromptMonitor,
-    CancelMonitor,
-    ResumeMonitor,
-    SessionErrorMonitor,
-    ResponseMonitor,
-    SchemaMonitor,
-]
 
-RULES_CHECKED: dict[str, str] = {rule: cls.__name__ for cls in ALL_MONITORS for rule in cls.rules}
+def _discover() -> list[type[Monitor]]:
+    found: list[type[Monitor]] = []
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
+        if info.name.startswith("_"):
+            continue
+        mod = importlib.import_module(f"{__name__}.{info.name}")
+        for _, cls in inspect.getmembers(mod, inspect.isclass):
+            if issubclass(cls, Monitor) and cls.__module__ == mod.__name__ and cls.rules \
+                    and getattr(cls, "side", "agent") in ("agent", "both"):
+                found.append(cls)
+    return found
 
-__all__ = ["ALL_MONITORS", "RULES_CHECKED", "CancelMonitor", "InitializeMonitor", "PromptMonitor",
-           "ResponseMonitor", "ResumeMonitor", "SchemaMonitor", "SessionErrorMonitor", "TransportMonitor"]
+
+ALL_MONITORS: list[type[Monitor]] = _discover()
+
+RULES_CHECKED: dict[str, str] = {}
+for _cls in ALL_MONITORS:
+    for _rule in _cls.rules:
+        if _rule in RULES_CHECKED:
+            raise RuntimeError(f"rule {_rule} is checked by both {RULES_CHECKED[_rule]} and {_cls.__name__}")
+        RULES_CHECKED[_rule] = _cls.__name__

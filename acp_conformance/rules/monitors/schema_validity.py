@@ -6,10 +6,12 @@ from __future__ import annotations
 from ...protocol.schema import cached_schema
 from ...protocol.validate import Validator
 from ...wire.transcript import RECEIVED, Frame
+from ..findings import FAIL
 from ..monitor import BATCH, NOTIFICATION, REQUEST, RESPONSE, Monitor, Rpc
 
 
 class SchemaMonitor(Monitor):
+    finish_last = True
     rules = ("SCHEMA-001", "UPDATE-002", "UPDATE-003")
     expected = {
         "SCHEMA-001": "Every message for a method the schema defines matches that method's params, result or Error definition.",
@@ -26,6 +28,7 @@ class SchemaMonitor(Monitor):
             for b in union.get("anyOf", union.get("oneOf", [])) if isinstance(b, dict)} - {None}
         self.checked: dict[str, int] = {}
         self.bad: set[str] = set()
+        self.pending: list[tuple[str, Frame, str]] = []
 
     def on_frame(self, frame: Frame, rpc: Rpc | None) -> None:
         if rpc is None or frame.direction != RECEIVED:
@@ -62,10 +65,20 @@ class SchemaMonitor(Monitor):
         else:
             self.checked[rule] = self.checked.get(rule, 0) + 1
         if violation is not None:
-            self.bad.add(rule)
-            self.failed(rule, f"frame #{frame.seq}: {violation}", [frame])
+            self.pending.append((rule, frame, str(violation)))
 
     def finish(self) -> None:
+        # one defect, one verdict: a frame that a specific rule already failed is only noted here
+        owned = {}
+        for f in self.ctx.findings:
+            if f.status == FAIL and f.frames and f.rule not in self.rules:
+                owned.setdefault(f.frames[0], f.rule)
+        for rule, frame, text in self.pending:
+            if frame.seq in owned:
+                self.noted(rule, f"frame #{frame.seq}: {text} (judged as {owned[frame.seq]})", [frame])
+            else:
+                self.bad.add(rule)
+                self.failed(rule, f"frame #{frame.seq}: {text}", [frame])
         for rule, n in self.checked.items():
             if rule not in self.bad:
                 self.passed(rule, f"{n} message(s) from the target matched the schema")
