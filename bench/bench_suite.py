@@ -1,0 +1,201 @@
+"""What the suite costs beyond the target itself, measured in one run against the reference agent.
+
+    python bench/bench_suite.py [--prompts 50] [--frames 50000]
+
+1. The same exchange (initialize, session/new, N prompts each awaited to its idle) through a
+   minimal raw stdio driver and through the suite's runner with every monitor on; the ratio is
+   the suite's overhead (target: at most 1.5).
+2. Import time of the plugin and collection time of the bundled suite (target: under 1 s).
+3. Per-frame cost of the transcript and all monitors, and peak memory for a 50,000-frame session
+   (target: under 100 MB).
+Timings are medians of a few repetitions; the ratio is what to quote, since the machine is shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+AGENT = [sys.executable, "-m", "acp_conformance.reference.agent"]
+
+
+def raw_driver(prompts: int, workdir: str) -> float:
+    """Write each request, read lines until its answer (and, for prompts, the idle)."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(AGENT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=workdir)
+
+    def send(msg):
+        p.stdin.write(json.dumps(msg).encode() + b"\n")
+        p.stdin.flush()
+
+    def until(pred):
+        while True:
+            line = p.stdout.readline()
+            if not line:
+                raise RuntimeError("agent exited")
+            m = json.loads(line)
+            if pred(m):
+                return m
+
+    send({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+          "params": {"protocolVersion": 2, "capabilities": {}, "info": {"name": "raw", "version": "0"}}})
+    until(lambda m: m.get("id") == 0)
+    send({"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": workdir}})
+    sid = until(lambda m: m.get("id") == 1)["result"]["sessionId"]
+    for i in range(prompts):
+        rid = 2 + i
+        send({"jsonrpc": "2.0", "id": rid, "method": "session/prompt",
+              "params": {"sessionId": sid, "prompt": [{"type": "text", "text": "Say hello"}]}})
+        got_resp = got_idle = False
+        while not (got_resp and got_idle):
+            m = until(lambda m: True)
+            got_resp |= m.get("id") == rid
+            u = (m.get("params") or {}).get("update") or {}
+            got_idle |= u.get("sessionUpdate") == "state_update" and u.get("state") == "idle"
+    p.stdin.close()
+    p.wait()
+    return time.perf_counter() - t0
+
+
+def suite_run(prompts: int, workdir: str) -> tuple[float, int]:
+    import anyio
+
+    from acp_conformance.protocol.schema import cached_schema
+    from acp_conformance.protocol.validate import Validator
+    from acp_conformance.rules.monitor import MonitorContext
+    from acp_conformance.rules.monitors import ALL_MONITORS
+    from acp_conformance.scenarios.model import Scenario, Step
+    from acp_conformance.scenarios.runner import Runner, RunSettings, TargetSpec
+
+    steps = [Step("initialize", {}, 0), Step("new_session", {"save": "s"}, 1)]
+    steps += [Step("prompt", {"session": "$s", "text": "Say hello"}, 2 + i) for i in range(prompts)]
+    scn = Scenario("bench", Path("bench"), [], steps)
+    validator = BENCH_VALIDATOR.setdefault("v", Validator(cached_schema(None)))
+    t0 = time.perf_counter()
+    ctx = MonitorContext(options={"validator": validator})
+    ctx.add_monitors(ALL_MONITORS)
+    runner = Runner(scn, TargetSpec(AGENT), RunSettings(test_timeout=600), Path(workdir), listeners=[ctx.feed])
+    result = anyio.run(runner.run)
+    ctx.finish()
+    elapsed = time.perf_counter() - t0
+    if result.error or result.harness_error:
+        raise RuntimeError(result.error or result.harness_error)
+    bad = [f for f in ctx.findings if f.status in ("fail", "warn")]
+    if bad:
+        raise RuntimeError(f"the reference agent was flagged in the benchmark: {bad[:3]}")
+    return elapsed, len(result.transcript.frames)
+
+
+BENCH_VALIDATOR: dict = {}
+
+
+def median_of(fn, n: int):
+    return statistics.median(fn() for _ in range(n))
+
+
+def import_and_collect() -> tuple[float, float]:
+    t_import = median_of(lambda: _time([sys.executable, "-c", "import acp_conformance.plugin"]), 3)
+    t_python = median_of(lambda: _time([sys.executable, "-c", "pass"]), 3)
+    with tempfile.TemporaryDirectory() as d:
+        t_collect = median_of(lambda: _time([sys.executable, "-m", "pytest", "--collect-only", "-q",
+                                             "-p", "no:cacheprovider", f"--agent-cmd={' '.join(AGENT)}",
+                                             f"--acp-report-dir={d}"], cwd=d), 3)
+    return t_import - t_python, t_collect
+
+
+def _time(cmd, cwd=None) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(cmd, cwd=cwd, check=True, capture_output=True)
+    return time.perf_counter() - t0
+
+
+def frame_cost(n: int) -> tuple[float, float]:
+    """Feed n agent frames of a long streaming turn through transcript + monitors."""
+    from acp_conformance.protocol.schema import cached_schema
+    from acp_conformance.protocol.validate import Validator
+    from acp_conformance.rules.monitor import MonitorContext
+    from acp_conformance.rules.monitors import ALL_MONITORS
+    from acp_conformance.wire.transcript import Transcript
+
+    sid = "sess_bench"
+
+    def line(msg):
+        return json.dumps(msg, separators=(",", ":")).encode()
+
+    validator = Validator(cached_schema(None))
+    tracemalloc.start()
+    t0 = time.perf_counter()
+    ctx = MonitorContext(options={"validator": validator})
+    ctx.add_monitors(ALL_MONITORS)
+    tr = Transcript(listeners=[ctx.feed])
+    tr.event("start", argv=AGENT, cwd="/tmp", pid=1)
+    init = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": 2, "capabilities": {}, "info": {"name": "b", "version": "0"}}}
+    tr.sent(line(init), init)
+    tr.received(line({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": 2, "capabilities": {"session": {}},
+                                                              "info": {"name": "a", "version": "1"}}}))
+    new = {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/tmp"}}
+    tr.sent(line(new), new)
+    tr.received(line({"jsonrpc": "2.0", "id": 1, "result": {"sessionId": sid}}))
+    prompt = {"jsonrpc": "2.0", "id": 2, "method": "session/prompt",
+              "params": {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}}
+    tr.sent(line(prompt), prompt)
+    upd = lambda u: line({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": sid, "update": u}})
+    tr.received(upd({"sessionUpdate": "user_message", "messageId": "u1", "content": [{"type": "text", "text": "go"}]}))
+    tr.received(line({"jsonrpc": "2.0", "id": 2, "result": {"messageId": "u1"}}))
+    tr.received(upd({"sessionUpdate": "state_update", "state": "running"}))
+    for i in range(n):
+        tr.received(upd({"sessionUpdate": "agent_message_chunk", "messageId": "a1",
+                         "content": {"type": "text", "text": f"chunk {i} of a long answer"}}))
+    tr.received(upd({"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}))
+    tr.event("stdin-closed")
+    tr.event("eof")
+    tr.event("exit", returncode=0, status="exited with status 0")
+    ctx.finish()
+    elapsed = time.perf_counter() - t0
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    bad = [f for f in ctx.findings if f.status in ("fail", "warn")]
+    assert not bad, bad[:3]
+    # the cost of parsing (done by the transcript) is included: it is part of recording a frame
+    return elapsed / (n + 10) * 1e6, peak / 2**20
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--prompts", type=int, default=50)
+    ap.add_argument("--frames", type=int, default=50000)
+    ap.add_argument("--repeat", type=int, default=3)
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory() as d:
+        suite_run(2, d)  # warm up: compile the schema, import everything
+        raw = median_of(lambda: raw_driver(a.prompts, d), a.repeat)
+        suite_times = [suite_run(a.prompts, d) for _ in range(a.repeat)]
+    suite = statistics.median(t for t, _ in suite_times)
+    frames = suite_times[0][1]
+    imp, coll = import_and_collect()
+    per_frame_us, peak_mb = frame_cost(a.frames)
+    ratio = suite / raw
+    print(f"prompt lifecycle, {a.prompts} prompts ({frames} frames) against the reference agent:")
+    print(f"  raw stdio driver      {raw:7.3f} s")
+    print(f"  suite (all monitors)  {suite:7.3f} s")
+    print(f"  ratio suite/raw       {ratio:7.2f}   (target <= 1.5)")
+    print(f"plugin import           {imp * 1000:7.0f} ms (beyond bare python startup)")
+    print(f"collection (pytest)     {coll:7.3f} s   (whole pytest process; target < 1 s)")
+    print(f"transcript + monitors   {per_frame_us:7.1f} us per frame over a {a.frames}-frame session")
+    print(f"peak memory             {peak_mb:7.1f} MB for that session (target < 100 MB)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
