@@ -23,12 +23,38 @@ from .wire.transcript import Frame
 
 FINDINGS_KEY = "acp_findings"
 META_KEY = "acp_meta"
+V1_NOTE = "the agent negotiated protocol version 1; v2 rules were not judged"
+V1_KEEP = ("INIT-001", "INIT-002", "INIT-003")  # the negotiation rules still judge a v1 answer
+
+
+def _negotiated_v1(frames: list[Frame]) -> Frame | None:
+    """The response frame when an initialize of the test asked for 2 (or later) and got protocolVersion 1."""
+    asked = {}
+    for f in frames:
+        m = f.msg
+        if not isinstance(m, dict) or isinstance(m.get("id"), (dict, list)):
+            continue
+        key = (f.conn, type(m.get("id")).__name__, m.get("id"))
+        if f.direction == "sent" and m.get("method") == "initialize" and isinstance(m.get("params"), dict):
+            v = m["params"].get("protocolVersion")
+            if isinstance(v, int) and not isinstance(v, bool) and v >= 2:
+                asked[key] = f
+        elif f.direction == "received" and "method" not in m and key in asked:
+            del asked[key]
+            res = m.get("result")
+            if isinstance(res, dict) and res.get("protocolVersion") == 1:
+                return f
+    return None
+
 
 DEFAULT_PROMPTS = {
     "simple": "Say hello",
     "long": "Count slowly to 500, one number per line.",
     "tool": "Use a tool to read the file notes.txt",
     "permission": "Delete the build directory; ask my permission first.",
+    "cancellable": "Run the test suite as a cancellable tool call.",
+    "terminal": "Run make test in a terminal.",
+    "elicit": "Elicit from me (ask with a form) what the project should be called.",
 }
 
 
@@ -55,6 +81,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help="a prompt that makes the agent call a tool")
     g.addoption("--acp-permission-prompt", dest="acp_permission_prompt", default=DEFAULT_PROMPTS["permission"],
                 metavar="TEXT", help="a prompt that makes the agent ask for permission")
+    g.addoption("--acp-cancellable-tool-prompt", dest="acp_cancellable_prompt", default=DEFAULT_PROMPTS["cancellable"],
+                metavar="TEXT", help="a prompt that makes the agent run a tool call with capabilities.cancel")
+    g.addoption("--acp-terminal-prompt", dest="acp_terminal_prompt", default=DEFAULT_PROMPTS["terminal"],
+                metavar="TEXT", help="a prompt that makes the agent run a command in a terminal it shows")
+    g.addoption("--acp-elicit-prompt", dest="acp_elicit_prompt", default=DEFAULT_PROMPTS["elicit"],
+                metavar="TEXT", help="a prompt that makes the agent ask the user with a form (elicitation)")
     g.addoption("--acp-agent-env", dest="acp_agent_env", action="append", default=[], metavar="KEY=VAL",
                 help="set an environment variable for the agent (repeatable)")
     g.addoption("--acp-agent-cwd", dest="acp_agent_cwd", default=None, metavar="DIR",
@@ -63,6 +95,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help="PROMPT-005: work longer than this whose response came only after idle fails (default 5)")
     g.addoption("--acp-stop-reason-should", dest="acp_stop_reason_should", action="store_true", default=False,
                 help="PROMPT-013: treat a missing stopReason as a warning (the schema's SHOULD) not a failure")
+    g.addoption("--acp-auth-method", dest="acp_auth_method", default=None, metavar="ID",
+                help="call auth/login with this methodId right after every initialize (before session/new)")
 
 
 class UsageError(Exception):
@@ -102,13 +136,16 @@ def _settings(config: pytest.Config) -> dict[str, Any]:
     except SchemaError as e:
         raise UsageError(str(e)) from None
     return {
-        "argv": argv, "env": env, "cwd": cwd, "schema": schema,
+        "argv": argv, "env": env, "cwd": cwd, "schema": schema, "auth_method": config.getoption("acp_auth_method"),
         "timeout": _positive(config, "acp_timeout", "--acp-timeout"),
         "startup_timeout": _positive(config, "acp_startup_timeout", "--acp-startup-timeout"),
         "test_timeout": _positive(config, "acp_test_timeout", "--acp-test-timeout"),
         "prompts": {"simple": DEFAULT_PROMPTS["simple"], "long": config.getoption("acp_long_prompt"),
                     "tool": config.getoption("acp_tool_prompt"),
-                    "permission": config.getoption("acp_permission_prompt")},
+                    "permission": config.getoption("acp_permission_prompt"),
+                    "cancellable": config.getoption("acp_cancellable_prompt"),
+                    "terminal": config.getoption("acp_terminal_prompt"),
+                    "elicit": config.getoption("acp_elicit_prompt")},
         "monitor_options": {
             "insertion_work_threshold": _positive(config, "acp_work_threshold", "--acp-work-threshold"),
             "stop_reason_required": not config.getoption("acp_stop_reason_should"),
@@ -147,6 +184,7 @@ class SuiteState:
         self.errors: dict[str, str] = {}
         self.transcripts: dict[str, str] = {}
         self.agent_init: dict[str, Any] | None = None
+        self.negotiated_version: int | None = None  # 1 when the agent answered a v2 initialize with 1
         self.verdict = None
         self.validator = None
 
@@ -219,7 +257,7 @@ class ScenarioItem(pytest.Item):
 
         settings = RunSettings(timeout=s["timeout"], startup_timeout=s["startup_timeout"],
                                test_timeout=s["test_timeout"], prompts=s["prompts"],
-                               validate_sent=validate_sent)
+                               validate_sent=validate_sent, auth_method=s.get("auth_method"))
         tmp = None
         if s["cwd"]:
             workdir = Path(s["cwd"])
@@ -234,17 +272,27 @@ class ScenarioItem(pytest.Item):
         finally:
             if tmp:
                 shutil.rmtree(tmp, ignore_errors=True)
+        v1 = _negotiated_v1(ctx.frames)
+        if v1 is not None:  # a v1 agent: judging v2 rules on it would only produce noise
+            ctx.findings = [f for f in ctx.findings if f.rule in V1_KEEP]
+            if not any(f.rule == "INIT-001" and f.status == FAIL for f in ctx.findings):
+                ctx.report("INIT-001", FAIL, f"initialize (protocolVersion 2) was answered with protocolVersion 1: "
+                           f"{V1_NOTE}.", "A v2 agent answers protocolVersion 2.", [v1])
         for f in ctx.findings:
             f.test = self.nodeid
         transcript_path = self._write_transcript(state, result)
         meta = {"rules": self.scenario.rules, "error": result.error, "skipped": result.skipped,
                 "harness_error": result.harness_error, "transcript": transcript_path,
-                "agent_init": result.agent_init, "endings": result.endings}
+                "agent_init": result.agent_init, "endings": result.endings,
+                "negotiated_version": 1 if v1 is not None else None}
         self.user_properties.append((FINDINGS_KEY, json.dumps([f.to_json() for f in ctx.findings])))
         self.user_properties.append((META_KEY, json.dumps(meta)))
         if result.harness_error:
             raise AcpFailure(f"HARNESS ERROR (a defect of the suite, not of the target): {result.harness_error}")
         blocking = _blocking_failures(state, ctx.findings)
+        if v1 is not None:
+            raise AcpFailure(f"{V1_NOTE} (frame #{v1.seq}).\n" + _explain(state, blocking, result, ctx.frames,
+                                                                          transcript_path))
         if result.skipped and not blocking:
             pytest.skip(result.skipped)
         if blocking or result.error:
@@ -310,8 +358,8 @@ def _explain(state: SuiteState, failures: list[Finding], result, frames: list[Fr
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     config = _CONFIG.get("config")
     state = config.stash.get(STATE, None) if config else None
-    if state is None:
-        return
+    if state is None or hasattr(config, "workerinput"):
+        return  # under xdist the findings travel in the report to the controller, which collects them
     keep = []
     for key, value in report.user_properties:
         if key in (FINDINGS_KEY, META_KEY) and report.when != "call":
@@ -333,6 +381,8 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
             state.transcripts[report.nodeid] = meta.get("transcript")
             if meta.get("agent_init") and state.agent_init is None:
                 state.agent_init = meta["agent_init"]
+            if meta.get("negotiated_version") == 1:
+                state.negotiated_version = 1
         else:
             keep.append((key, value))
     report.user_properties = keep
@@ -348,16 +398,24 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     state = session.config.stash.get(STATE, None)
-    if state is None or hasattr(session.config, "workerinput"):
-        return  # xdist workers report to the controller, which judges
+    if state is None or hasattr(session.config, "workerinput") or session.config.option.collectonly:
+        return  # xdist workers report to the controller, which judges; --collect-only judges nothing
     from .report.json_report import write_json_report
     from .rules.monitors import RULES_CHECKED
     from .rules.verdicts import compute
+    if state.negotiated_version == 1 and not any(f.rule == "INIT-001" and f.status == FAIL for f in state.findings):
+        state.findings.append(Finding("INIT-001", FAIL, V1_NOTE + ".", "A v2 agent answers protocolVersion 2."))
     verdict = compute(state.catalog, state.findings, set(RULES_CHECKED), state.bound, state.skipped,
                       strict=state.settings["strict"], side="agent", not_observable=load_not_observable())
     state.verdict = verdict
     try:
         write_json_report(state.settings["report_dir"] / "report.json", verdict, state)
+        if state.negotiated_version == 1:  # say so in the verdict itself
+            path = state.settings["report_dir"] / "report.json"
+            data = json.loads(path.read_text(encoding="utf-8"))
+            data["verdict"]["negotiated_version"] = 1
+            data["verdict"]["note"] = V1_NOTE
+            path.write_text(json.dumps(data, indent=1, ensure_ascii=False), encoding="utf-8")
     except OSError as e:
         session.config.get_terminal_writer().line(f"acp-conformance: could not write the report: {e}", red=True)
     if exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED):
@@ -376,7 +434,19 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
             why = rv.reason or next((f.message for f in rv.findings if f.status in (FAIL, WARN)), "")
             tr.line(f"  {rv.status.upper():10} {rv.rule.id:14} {rv.rule.level:8} {why[:160]}")
     tr.line(f"report: {state.settings['report_dir'] / 'report.json'}")
+    if state.negotiated_version == 1:
+        tr.line(V1_NOTE, bold=True, red=True)
     tr.line(v.summary_line(), bold=True, green=v.conformant, red=not v.conformant)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    # the very last line of the run is the verdict (pytest's own counts come just before it)
+    state = config.stash.get(STATE, None)
+    if state is not None and state.verdict is not None:
+        tr = config.pluginmanager.get_plugin("terminalreporter")
+        if tr is not None:
+            tr.write_line(state.verdict.summary_line(), bold=True, green=state.verdict.conformant,
+                          red=not state.verdict.conformant)
 
 
 def pytest_report_header(config: pytest.Config):

@@ -104,3 +104,13 @@ def test_bad_options_are_usage_errors(tmp_path):
     assert r.returncode == 2 and "--acp-timeout" in r.output
     r = run_suite(REFERENCE_AGENT, tmp_path, f"--acp-schema={tmp_path / 'nope.json'}")
     assert r.returncode == 2 and "cannot read the ACP schema" in r.output
+
+
+def test_parallel_run_gives_the_same_verdicts_as_a_serial_one(reference_run, tmp_path):
+    """pytest -n 2: each test has its own target and directory; findings travel to the controller."""
+    par = run_suite(REFERENCE_AGENT, tmp_path, "-n", "2")
+    assert par.returncode == reference_run.returncode, par.output[-3000:]
+    serial = {r["id"]: r["status"] for r in reference_run.report["rules"]}
+    parallel = {r["id"]: r["status"] for r in par.report["rules"]}
+    assert parallel == serial
+    assert par.report["verdict"]["conformant"] == reference_run.report["verdict"]["conformant"]

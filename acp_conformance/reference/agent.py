@@ -30,6 +30,20 @@ are case-insensitive substrings, checked in this order:
   option not offered, an unknown outcome, an error answer) -> running, tool call failed, a
   message, idle end_turn. session/cancel while waiting -> ``$/cancel_request`` for the pending
   permission request, tool call cancelled, idle cancelled; a late answer is ignored.
+* ``elicit`` - when the client advertised ``capabilities.elicitation.form``: a session-scoped
+  form ``elicitation/create`` (one string property ``projectName``) with ``requires_action``
+  while waiting; accept -> uses the content, anything else (decline, cancel, unknown action,
+  error) -> a default, then idle end_turn; session/cancel -> ``$/cancel_request``. Without the
+  capability: no elicitation, a message, idle end_turn.
+* ``terminal`` - an ``execute`` tool call (no cancel capability) whose content references an
+  agent-owned terminal: terminal_update (command, absolute cwd, ``capabilities.cancel {}``),
+  base64 terminal_output_chunk; it waits up to 5 s for ``terminal/cancel`` (acknowledged {},
+  then exitStatus ``{signal: SIGTERM}``) else exits 0; exitStatus withdraws the capability; the
+  tool call then completes, idle end_turn.
+* ``cancellable`` - an ``execute`` tool call in_progress with ``capabilities.cancel {}``; it
+  waits up to 5 s for ``tool_call/cancel`` (acknowledged {}, then status cancelled), else
+  completes; the final update withdraws the capability; the turn goes on to end_turn.
+  tool_call/cancel or terminal/cancel for anything else (unknown, final, not cancellable) is -32602.
 * ``tool`` - a ``read`` tool call: pending -> in_progress -> completed (with text content),
   then a message, idle end_turn.
 * ``fail`` - the message is inserted (success response), then the work fails: idle with
@@ -172,6 +186,9 @@ class Turn:
         self.cancel_requested = False
         self.recorded = False
         self.done: asyncio.Future | None = None
+        self.stop_tool: asyncio.Future | None = None  # set by tool_call/cancel (cancellable tool call)
+        self.terminal: dict | None = None  # the live terminal of a "terminal" turn
+        self.stop_terminal: asyncio.Future | None = None  # set by terminal/cancel
 
 
 class LiveSession:
@@ -262,7 +279,7 @@ class ReferenceAgent:
         "$/cancel_request": "handle_cancel_request",
     }
     SUPPORTS_EMBEDDED_CONTEXT = True
-    STEERING_WORDS = ("permission", "tool", "fail", "slowly")
+    STEERING_WORDS = ("permission", "elicit", "terminal", "cancellable", "tool", "fail", "slowly")
 
     def __init__(self, state_dir: str | None = None):
         state_dir = state_dir or os.environ.get("ACP_REFERENCE_STATE_DIR") or os.path.join(
@@ -840,15 +857,36 @@ class ReferenceAgent:
 
     def handle_tool_call_cancel(self, ctx: Ctx, params: dict) -> None:
         session_id = self.require_str(params, "sessionId")
-        self.require_str(params, "toolCallId")
-        self.live_session(session_id)
-        raise InvalidParams("unknown or non-cancellable tool call")  # none advertises capabilities.cancel
+        tool_call_id = self.require_str(params, "toolCallId")
+        session = self.live_session(session_id)
+        turn = session.turn
+        tool = turn.tool if turn is not None else None
+        if (tool is None or tool.get("toolCallId") != tool_call_id or tool.get("status") in FINAL_TOOL_STATUSES
+                or (tool.get("capabilities") or {}).get("cancel") is None or turn.stop_tool is None):
+            raise InvalidParams("unknown, final or non-cancellable tool call")
+        self.accept_tool_cancel(ctx, turn)
+
+    def accept_tool_cancel(self, ctx: Ctx, turn: Turn) -> None:
+        """Acknowledge first; the work then reports the final status (work_cancellable)."""
+        self.respond(ctx, {})
+        if not turn.stop_tool.done():
+            turn.stop_tool.set_result(True)
 
     def handle_terminal_cancel(self, ctx: Ctx, params: dict) -> None:
         session_id = self.require_str(params, "sessionId")
-        self.require_str(params, "terminalId")
-        self.live_session(session_id)
-        raise InvalidParams("unknown terminal")  # this agent never creates terminals
+        terminal_id = self.require_str(params, "terminalId")
+        session = self.live_session(session_id)
+        turn = session.turn
+        term = turn.terminal if turn is not None else None
+        if (term is None or term.get("terminalId") != terminal_id or term.get("exitStatus") is not None
+                or (term.get("capabilities") or {}).get("cancel") is None or turn.stop_terminal is None):
+            raise InvalidParams("unknown, exited or non-cancellable terminal")
+        self.accept_terminal_cancel(ctx, turn)
+
+    def accept_terminal_cancel(self, ctx: Ctx, turn: Turn) -> None:
+        self.respond(ctx, {})
+        if not turn.stop_terminal.done():
+            turn.stop_terminal.set_result(True)
 
     # -- cancellation --------------------------------------------------------------------------
 
@@ -891,7 +929,10 @@ class ReferenceAgent:
             self.abandon_request(request_id)
         turn.pending_requests.clear()
         if turn.tool is not None and turn.tool.get("status") not in FINAL_TOOL_STATUSES:
-            self.tool_update(session, turn, status="cancelled")
+            if (turn.tool.get("capabilities") or {}).get("cancel") is not None:  # withdraw it (TOOL-009)
+                self.tool_update(session, turn, status="cancelled", capabilities={"cancel": None})
+            else:
+                self.tool_update(session, turn, status="cancelled")
 
     # -- session/prompt ----------------------------------------------------------------------------
 
@@ -1114,6 +1155,7 @@ class ReferenceAgent:
                          locations=[{"path": path}])
         await asyncio.sleep(0.02)
         self.tool_update(session, turn, status="in_progress")
+        self.tool_content_chunk(session, turn, {"type": "content", "content": {"type": "text", "text": "(reading)"}})
         await asyncio.sleep(0.02)
         self.tool_update(session, turn, status="completed",
                          content=[{"type": "content", "content": {"type": "text", "text": "(README.md is empty)"}}])
@@ -1160,6 +1202,104 @@ class ReferenceAgent:
         self.tool_update(session, turn, status="completed",
                          content=[{"type": "content", "content": {"type": "text", "text": "Done: " + title}}])
         self.agent_chunk(session, turn, "Done.")
+        return "end_turn", None
+
+    def tool_content_chunk(self, session: LiveSession, turn: Turn, content: dict) -> None:
+        """Append one ToolCallContent item to the running tool call (tool_call_content_chunk)."""
+        self.send_update(session, {"sessionUpdate": "tool_call_content_chunk", "toolCallId": turn.tool["toolCallId"],
+                                   "content": content})
+
+    async def wait_stop(self, future: asyncio.Future, seconds: float) -> bool:
+        """True when ``future`` is set (a tool_call/cancel or terminal/cancel) within ``seconds``."""
+        try:
+            await asyncio.wait_for(asyncio.shield(future), seconds)
+            return True
+        except asyncio.TimeoutError:
+            return False
+
+    async def work_cancellable(self, session: LiveSession, turn: Turn) -> tuple[str, dict | None]:
+        turn.stop_tool = self.loop.create_future()
+        self.tool_update(session, turn, title="Run the test suite", name="run_tests", kind="execute",
+                         status="in_progress", capabilities={"cancel": {}})
+        if await self.wait_stop(turn.stop_tool, 5.0):
+            self.tool_update(session, turn, status="cancelled", capabilities={"cancel": None})
+            self.agent_chunk(session, turn, "The test run was cancelled; carrying on without it.")
+        else:
+            self.tool_update(session, turn, status="completed", capabilities={"cancel": None},
+                             content=[{"type": "content", "content": {"type": "text", "text": "all tests passed"}}])
+            self.agent_chunk(session, turn, "All tests passed.")
+        return "end_turn", None
+
+    def terminal_update(self, session: LiveSession, turn: Turn, **fields: Any) -> None:
+        turn.terminal.update(fields)
+        update = {"sessionUpdate": "terminal_update", "terminalId": turn.terminal["terminalId"]}
+        update.update(fields)
+        self.send_update(session, update)
+
+    def terminal_chunk(self, session: LiveSession, turn: Turn, data: bytes) -> None:
+        import base64
+        self.send_update(session, {"sessionUpdate": "terminal_output_chunk", "terminalId": turn.terminal["terminalId"],
+                                   "data": base64.b64encode(data).decode("ascii")})
+
+    async def work_terminal(self, session: LiveSession, turn: Turn) -> tuple[str, dict | None]:
+        turn.stop_terminal = self.loop.create_future()
+        turn.terminal = {"terminalId": new_id("term_")}
+        self.tool_update(session, turn, title="Run make test", name="run_command", kind="execute", status="in_progress",
+                         content=[{"type": "terminal", "terminalId": turn.terminal["terminalId"]}])
+        self.terminal_update(session, turn, command="make test", cwd=session.record["cwd"], capabilities={"cancel": {}})
+        self.terminal_chunk(session, turn, b"running tests...\n")
+        if await self.wait_stop(turn.stop_terminal, 5.0):
+            self.terminal_chunk(session, turn, b"^C\n")
+            self.terminal_update(session, turn, exitStatus={"exitCode": None, "signal": "SIGTERM"},
+                                 capabilities={"cancel": None})
+            text = "The test command was stopped."
+        else:
+            self.terminal_chunk(session, turn, b"all tests passed\n")
+            self.terminal_update(session, turn, exitStatus={"exitCode": 0, "signal": None}, capabilities={"cancel": None})
+            text = "All tests passed."
+        await asyncio.sleep(0.02)
+        self.tool_update(session, turn, status="completed")  # the agent's own decision, not the cancel's
+        self.agent_chunk(session, turn, text)
+        return "end_turn", None
+
+    def elicitation_modes(self) -> set:
+        """Elicitation modes the client advertised in initialize (a non-null object each)."""
+        caps = self.client_capabilities.get("elicitation")
+        if not isinstance(caps, dict):
+            return set()
+        return {m for m in ("form", "url") if isinstance(caps.get(m), dict)}
+
+    @staticmethod
+    def elicitation_content(answer: tuple) -> dict | None:
+        """The accepted content, or None for anything else (decline, cancel, unknown action, error)."""
+        kind, value = answer
+        if kind != "result" or not isinstance(value, dict) or value.get("action") != "accept":
+            return None
+        content = value.get("content")
+        return content if isinstance(content, dict) else {}
+
+    async def work_elicit(self, session: LiveSession, turn: Turn) -> tuple[str, dict | None]:
+        if "form" not in self.elicitation_modes():
+            self.agent_chunk(session, turn, "I would ask you for a project name, but your client has no forms.")
+            return "end_turn", None
+        request_id, future = self.send_request("elicitation/create", {
+            "sessionId": session.id,
+            "mode": "form",
+            "message": "What should the project be called?",
+            "requestedSchema": {"type": "object",
+                                "properties": {"projectName": {"type": "string", "title": "Project name"}},
+                                "required": ["projectName"]},
+        })
+        turn.pending_requests.append(request_id)
+        self.report_requires_action(session)
+        answer = await future  # session/cancel cancels this await (see on_work_cancelled)
+        turn.pending_requests.remove(request_id)
+        self.report_running(session)
+        content = self.elicitation_content(answer)
+        if content is None:
+            self.agent_chunk(session, turn, "No name given; I used the default name.")
+        else:
+            self.agent_chunk(session, turn, "Project name: %s" % content.get("projectName"))
         return "end_turn", None
 
 

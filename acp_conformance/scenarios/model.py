@@ -16,7 +16,7 @@ STEPS: dict[str, set[str]] = {
     "initialize": {"protocolVersion", "capabilities", "info", "params", "save", "expect", "wait"},
     "new_session": {"cwd", "params", "save", "expect"},
     "prompt": {"session", "text", "blocks", "save", "wait", "expect"},
-    "await": {"response", "idle", "update", "timeout", "optional"},
+    "await": {"response", "idle", "update", "timeout", "optional", "save"},
     "cancel": {"session"},
     "resume": {"session", "replay", "cwd", "params", "save", "expect", "wait"},
     "close": {"session", "save", "wait"},
@@ -26,6 +26,7 @@ STEPS: dict[str, set[str]] = {
     "restart": {"env"},
     "settle": {"seconds"},
     "note": {"text"},
+    "set_config": {"session", "pick", "to", "save"},
 }
 # a step may be written `cancel: s` instead of `cancel: {session: s}`
 SCALAR_KEY = {"cancel": "session", "close": "session", "raw": "line", "settle": "seconds",

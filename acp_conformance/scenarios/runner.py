@@ -39,6 +39,7 @@ class RunSettings:
     prompts: dict[str, str] = field(default_factory=dict)  # simple, long, tool, permission
     permission_answer: str = "allow"  # allow | reject | cancelled | hold
     validate_sent: Callable[[dict[str, Any]], str | None] | None = None  # harness self-check
+    auth_method: str | None = None  # --acp-auth-method: auth/login with it after initialize
 
 
 class ScenarioAbort(Exception):
@@ -89,6 +90,7 @@ class Runner:
         self._scope: anyio.CancelScope | None = None
         self._tg = None
         self._first_response_pending = True
+        self._answered: dict[str, int] = {}  # options.permission_answers / elicitation_answers used so far
 
     # -- variables ----------------------------------------------------------------------------
     def lookup(self, path: str) -> Any:
@@ -157,8 +159,12 @@ class Runner:
         """Requests from the target: answered by the scenario's policy (run in the reader task)."""
         method = msg.get("method")
         if method == "session/request_permission":
-            answer = self.settings.permission_answer
+            answer = self._scripted("permission_answers", self.settings.permission_answer)
             if answer == "hold":
+                return
+            special = _ODD_PERMISSION_ANSWERS.get(answer)
+            if special is not None:
+                self._tg.start_soon(self._respond, msg["id"], special.get("result"), special.get("error"))
                 return
             outcome = {"outcome": "cancelled"}
             options = (msg.get("params") or {}).get("options") or []
@@ -169,9 +175,31 @@ class Runner:
                 if chosen is not None:
                     outcome = {"outcome": "selected", "optionId": chosen.get("optionId")}
             self._tg.start_soon(self._respond, msg["id"], {"outcome": outcome}, None)
+        elif method == "elicitation/create" and self.scenario.options.get("elicitation_answers"):
+            answer = self._scripted("elicitation_answers", "decline")
+            if answer == "hold":
+                return
+            if answer == "error":
+                self._tg.start_soon(self._respond, msg["id"], None, {"code": -32603, "message": "Internal error"})
+                return
+            result = _ELICITATION_ANSWERS.get(answer) or {"action": answer}
+            if answer == "accept":
+                schema = (msg.get("params") or {}).get("requestedSchema") or {}
+                props = schema.get("properties") if isinstance(schema, dict) else None
+                result = {"action": "accept", "content": {k: _sample_value(v) for k, v in (props or {}).items()}}
+            self._tg.start_soon(self._respond, msg["id"], result, None)
         else:
             self._tg.start_soon(self._respond, msg["id"], None,
                                 {"code": -32601, "message": f"Method not found: {method}"})
+
+    def _scripted(self, key: str, default: str) -> str:
+        """The next answer of a scenario's ``options.<key>`` list (the last one repeats), else default."""
+        answers = self.scenario.options.get(key)
+        if not isinstance(answers, list) or not answers:
+            return default
+        n = self._answered.get(key, 0)
+        self._answered[key] = n + 1
+        return str(answers[min(n, len(answers) - 1)])
 
     async def _respond(self, id: Any, result: Any, error: Any) -> None:
         if self.peer is not None:
@@ -268,6 +296,8 @@ class Runner:
             self.result.agent_init = p.result
             self.vars["agent"] = p.result
             self._check_requires()
+            if self.settings.auth_method:  # --acp-auth-method: log in before any session/new
+                await self._await(await self._send_request("auth/login", {"methodId": self.settings.auth_method}))
 
     def _check_requires(self) -> None:
         caps = (self.result.agent_init or {}).get("capabilities") or {}
@@ -275,6 +305,13 @@ class Runner:
             node: Any = caps
             for part in path.split("."):
                 node = node.get(part) if isinstance(node, dict) else None
+            if path.startswith("result."):  # a member of the initialize result: a non-empty list or object
+                node = self.result.agent_init or {}
+                for part in path.split(".")[1:]:
+                    node = node.get(part) if isinstance(node, dict) else None
+                if not node or not isinstance(node, (list, dict)):
+                    raise ScenarioSkip(f"the agent's initialize result has no {path[7:]}")
+                continue
             if not isinstance(node, dict):
                 raise ScenarioSkip(f"the agent does not advertise capabilities.{path}")
 
@@ -288,7 +325,7 @@ class Runner:
             raise ScenarioAbort(f"{step.describe()}: session/new did not create a session: "
                                 f"{_short(p.error if p.error is not None else p.result)}")
         sid = p.result["sessionId"]
-        self.sessions[sid] = {"cwd": params["cwd"]}
+        self.sessions[sid] = {"cwd": params["cwd"], "config": p.result.get("configOptions")}
         self._save(a, sid)
 
     def _prompt_blocks(self, a: dict[str, Any]) -> list[Any]:
@@ -331,9 +368,11 @@ class Runner:
                 sid = u.get("session")
                 kind = u.get("kind")
                 state = u.get("state")
-                await self.peer.wait_for(lambda f: _is_update(f, sid, kind, state), self._timeout(a.get("timeout")),
-                                         f"a {kind or 'session'} update" + (f" ({state})" if state else "")
-                                         + f" for {sid}", since=self.last_sent.get(sid, 0))
+                f = await self.peer.wait_for(lambda f: _is_update(f, sid, kind, state),
+                                             self._timeout(a.get("timeout")),
+                                             f"a {kind or 'session'} update" + (f" ({state})" if state else "")
+                                             + f" for {sid}", since=self.last_sent.get(sid, 0))
+                self._save(a, f.msg if isinstance(f, Frame) else None)  # $u.params.update.toolCallId ...
             else:
                 raise HarnessError(f"{step.describe()}: await needs response, idle or update")
         except WaitTimeout as e:
@@ -409,8 +448,73 @@ class Runner:
                 except TargetGone:
                     return
 
+    async def _step_set_config(self, a: dict[str, Any], step: Step) -> None:
+        """session/set_config_option on the first advertised option of kind ``pick`` (select | boolean).
+
+        ``to``: ``other`` (a different valid value), ``current`` (its current value), or a deliberately
+        wrong request: ``unknown_id``, ``bad_value``, ``custom_type``, ``wrong_type``. No such option:
+        the step does nothing (the config monitors then report the rule untested or skipped)."""
+        sid = a.get("session")
+        opts = (self.sessions.get(sid) or {}).get("config")
+        kind = a.get("pick", "select")
+        opt = next((o for o in opts or [] if isinstance(o, dict) and o.get("type") == kind
+                    and isinstance(o.get("configId"), str)), None)
+        if opt is None:
+            return
+        cur, to = opt.get("currentValue"), a.get("to", "other")
+        values = [v.get("value") for v in _select_values(opt)] if kind == "select" else [True, False]
+        vtype = "id" if kind == "select" else "boolean"
+        params: dict[str, Any] = {"sessionId": sid, "configId": opt["configId"], "type": vtype}
+        if to == "other":
+            other = [v for v in values if v != cur]
+            if not other:
+                return
+            params["value"] = other[0]
+        elif to == "current":
+            params["value"] = cur
+        elif to == "unknown_id":
+            params.update(configId="__conformance_unknown__", value=cur)
+        elif to == "bad_value":
+            params["value"] = "__conformance_bad_value__" if kind == "select" else "yes"
+        elif to == "custom_type":
+            params.update(type="_conformance/custom", value={})
+        elif to == "wrong_type":
+            params.update(type="boolean" if kind == "select" else "id", value=True if kind == "select" else "x")
+        else:
+            raise HarnessError(f"{step.describe()}: unknown set_config target {to!r}")
+        if to in ("other", "current"):
+            p = await self._await(await self._send_request("session/set_config_option", params))
+        else:  # deliberately wrong: not checked against the schema
+            p = await self._await(await self.peer.request("session/set_config_option", params))
+        self._save(a, p)
+        if p.error is None and isinstance(p.result, dict) and isinstance(p.result.get("configOptions"), list):
+            self.sessions[sid]["config"] = p.result["configOptions"]
+
     async def _step_note(self, a: dict[str, Any], step: Step) -> None:
         self.transcript.event(EV_NOTE, text=str(a.get("text", "")))
+
+
+# permission answers besides allow / reject / cancelled / hold (scenario options.permission_answers)
+_ODD_PERMISSION_ANSWERS: dict[str, dict[str, Any]] = {
+    "not_offered": {"result": {"outcome": {"outcome": "selected", "optionId": "__conformance_not_offered__"}}},
+    "unknown": {"result": {"outcome": {"outcome": "_conformance/maybe"}}},
+    "approved": {"result": {"outcome": {"outcome": "approved"}}},
+    "error": {"error": {"code": -32603, "message": "Internal error"}},
+}
+# elicitation answers (scenario options.elicitation_answers); "accept" fills the requested schema
+_ELICITATION_ANSWERS: dict[str, dict[str, Any]] = {
+    "decline": {"action": "decline"},
+    "cancel": {"action": "cancel"},
+    "custom": {"action": "_conformance/custom"},
+    "decline_content": {"action": "decline", "content": {"x": 1}},
+}
+
+
+def _sample_value(prop: Any) -> Any:
+    t = prop.get("type") if isinstance(prop, dict) else None
+    if isinstance(prop, dict) and isinstance(prop.get("enum"), list) and prop["enum"]:
+        return prop["enum"][0]
+    return {"number": 1, "integer": 1, "boolean": True}.get(t, "conformance")
 
 
 def _is_update(f: Frame, sid: Any, kind: str | None, state: str | None) -> bool:
@@ -426,6 +530,17 @@ def _is_update(f: Frame, sid: Any, kind: str | None, state: str | None) -> bool:
     if kind is not None and u.get("sessionUpdate") != kind:
         return False
     return state is None or u.get("state") == state
+
+
+def _select_values(opt: dict[str, Any]) -> list[dict[str, Any]]:
+    """The values of a select option, flattened over groups."""
+    out = []
+    for o in opt.get("options") or []:
+        if isinstance(o, dict) and isinstance(o.get("options"), list):
+            out.extend(x for x in o["options"] if isinstance(x, dict))
+        elif isinstance(o, dict):
+            out.append(o)
+    return out
 
 
 def _text(value: Any) -> str:

@@ -175,7 +175,7 @@ class Peer:
                                      f"suite was waiting for {what}")
                 await self._changed.wait()
         if scope.cancelled_caught and not done():
-            raise WaitTimeout(f"no {what} within {timeout:g} s")
+            raise WaitTimeout(f"{what} did not arrive within {timeout:g} s")
 
     def _how_gone(self) -> str:
         from .transport import describe_exit

@@ -49,8 +49,9 @@ class Frame:
         """The frame as a person reads it: the raw line, cut to ``limit`` characters."""
         if self.direction == EVENT:
             return f"[{self.event}] " + (json.dumps(self.detail, sort_keys=True) if self.detail else "")
-        s = self.raw.decode("utf-8", errors="replace")
-        return s if len(s) <= limit else s[:limit] + f"... ({len(self.raw)} bytes)"
+        # decode only what is shown: a 40 MB line must not be copied to quote its start
+        s = self.raw[: limit * 4].decode("utf-8", errors="replace")
+        return s if len(s) <= limit and len(self.raw) <= limit * 4 else s[:limit] + f"... ({len(self.raw)} bytes)"
 
     def to_json(self, limit: int = 4000) -> dict[str, Any]:
         d: dict[str, Any] = {"seq": self.seq, "conn": self.conn, "dir": self.direction, "t": round(self.t, 6)}

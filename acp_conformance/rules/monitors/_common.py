@@ -39,6 +39,8 @@ def id_key(value: Any) -> tuple[str, Any]:
 
 def js(value: Any, limit: int = 200) -> str:
     """Compact JSON for messages, cut to ``limit`` characters."""
+    if isinstance(value, str) and len(value) > limit:
+        value = value[: limit + 1]  # never serialise a huge string only to cut it
     try:
         s = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     except (TypeError, ValueError):

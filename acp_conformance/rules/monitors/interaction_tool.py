@@ -1,0 +1,237 @@
+"""Tool calls: the tool_call_update upsert, status/kind values, content chunks, tool_call/cancel.
+
+Per connection, every tool_call_update / tool_call_content_chunk from the agent is read in order
+and a model of each tool call (by session and toolCallId) is kept: its status and whether it
+currently advertises ``capabilities.cancel`` (a ``capabilities`` field replaces the stored one;
+omission leaves it unchanged). ``tool_call/cancel`` requests the suite sends are judged against
+that model as it stood when the request was sent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...wire.transcript import RECEIVED, SENT
+from ..monitor import NOTIFICATION, REQUEST, RESPONSE
+from ._common import ConnLog, ConnMonitor, Msg, fr, js, secs, session_update
+
+TOOL_STATUSES = ("pending", "in_progress", "paused", "completed", "failed", "cancelled")
+FINAL = ("completed", "failed", "cancelled")
+TOOL_KINDS = ("read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other")
+
+
+def known_value(v: Any, allowed: tuple[str, ...]) -> bool:
+    return isinstance(v, str) and (v in allowed or v.startswith("_"))
+
+
+def active_sessions(log: ConnLog, upto: Msg) -> set[str]:
+    """Sessions created or resumed (successfully) on this connection before ``upto``."""
+    out: set[str] = set()
+    for m in log.msgs:
+        if m.order >= upto.order:
+            break
+        if m.direction == RECEIVED and m.kind == RESPONSE and m.ok and m.request is not None:
+            if m.method == "session/new" and isinstance(m.result, dict) and isinstance(m.result.get("sessionId"), str):
+                out.add(m.result["sessionId"])
+            elif m.method in ("session/resume", "session/load") and isinstance(m.request.session_id, str):
+                out.add(m.request.session_id)
+        elif m.direction == SENT and m.kind == REQUEST and m.method in ("session/close", "session/delete"):
+            if isinstance(m.session_id, str):
+                out.discard(m.session_id)
+    return out
+
+
+@dataclass(eq=False)
+class ToolState:
+    sid: str
+    tid: str
+    first: Msg
+    status: Any = None
+    cancel: Any = None  # the stored capabilities.cancel
+    had_cancel: bool = False
+    updates: list[Msg] = field(default_factory=list)
+
+
+def apply_tool(tools: dict, sid: str, upd: dict, m: Msg) -> ToolState | None:
+    tid = upd.get("toolCallId")
+    if not isinstance(tid, str) or not tid:
+        return None
+    st = tools.get((sid, tid))
+    if st is None:
+        st = tools[(sid, tid)] = ToolState(sid, tid, m)
+    st.updates.append(m)
+    if upd.get("status") is not None:
+        st.status = upd.get("status")
+    if "capabilities" in upd:
+        caps = upd.get("capabilities")
+        st.cancel = caps.get("cancel") if isinstance(caps, dict) else None
+        if st.cancel is not None:
+            st.had_cancel = True
+    return st
+
+
+class ToolMonitor(ConnMonitor):
+    rules = ("TOOL-001", "TOOL-002", "TOOL-003", "TOOL-004", "TOOL-006", "TOOL-007", "TOOL-008", "TOOL-009")
+    expected = {
+        "TOOL-001": "Tool calls are reported with tool_call_update (an upsert keyed by a required string "
+                    "toolCallId); there is no v1-style `tool_call` update.",
+        "TOOL-002": "The first report of a tool call includes a title (and its name when available).",
+        "TOOL-003": "Tool call status is pending, in_progress, paused, completed, failed, cancelled or `_`-prefixed; "
+                    "kind is read, edit, delete, move, search, execute, think, fetch, switch_mode, other or `_`-prefixed.",
+        "TOOL-004": "tool_call_content_chunk carries exactly one ToolCallContent object (with a string type), not an array.",
+        "TOOL-006": "tool_call/cancel on a tool call advertising capabilities.cancel is answered {} and followed by "
+                    "a tool_call_update with a final status (cancelled, completed or failed).",
+        "TOOL-007": "tool_call/cancel for an unknown, final or non-cancellable tool call is rejected with -32602.",
+        "TOOL-008": "Cancelling one tool call does not by itself end the turn as cancelled.",
+        "TOOL-009": "Once a tool call reaches a final status it no longer advertises capabilities.cancel.",
+    }
+
+    def analyze(self, log: ConnLog) -> None:
+        window = float(self.opt("tool_cancel_window", 30.0))
+        tools: dict[tuple[str, str], ToolState] = {}
+        cancels: list[tuple[Msg, ToolState | None, bool, Any]] = []  # request, state, cancellable, status then
+        for m in log.msgs:
+            if m.direction == SENT and m.kind == REQUEST and m.method == "tool_call/cancel":
+                p = m.params if isinstance(m.params, dict) else {}
+                st = tools.get((p.get("sessionId"), p.get("toolCallId")))
+                cancellable = st is not None and st.status not in FINAL and st.cancel is not None
+                cancels.append((m, st, cancellable, st.status if st else None))
+                continue
+            if m.direction == RECEIVED and m.kind == REQUEST and m.method == "session/request_permission":
+                p = m.params if isinstance(m.params, dict) else {}
+                subj = p.get("subject")
+                tc = subj.get("toolCall") if isinstance(subj, dict) and subj.get("type") == "tool_call" else None
+                if isinstance(tc, dict) and isinstance(p.get("sessionId"), str):
+                    new = (p["sessionId"], tc.get("toolCallId")) not in tools
+                    st = apply_tool(tools, p["sessionId"], tc, m)
+                    if st is not None and new:
+                        self._first_report(st, tc, m, "the permission subject")
+                continue
+            su = session_update(m)
+            if su is None:
+                continue
+            sid, upd = su
+            kind = upd.get("sessionUpdate")
+            if kind == "tool_call":
+                self.failed("TOOL-001", f"the agent sent a v1-style `tool_call` update at t={m.t:.2f}: "
+                            f"{js(upd, 160)}; v2 has only tool_call_update.", fr([m]))
+                if isinstance(upd.get("toolCallId"), str) and upd.get("toolCallId"):
+                    apply_tool(tools, sid, upd, m)  # judged once: TOOL-001, not also a missing first report
+                continue
+            if kind not in ("tool_call_update", "tool_call_content_chunk"):
+                continue
+            tid = upd.get("toolCallId")
+            if not isinstance(tid, str) or not tid:
+                self.failed("TOOL-001", f"a {kind} at t={m.t:.2f} has toolCallId {js(tid)} (a non-empty string "
+                            "is required).", fr([m]))
+                continue
+            new = (sid, tid) not in tools
+            if kind == "tool_call_content_chunk":
+                c = upd.get("content")
+                if isinstance(c, dict) and isinstance(c.get("type"), str):
+                    self.pass_few("TOOL-004", f"tool_call_content_chunk for {tid!r} appends one "
+                                  f"{c['type']!r} item.", [m])
+                else:
+                    self.failed("TOOL-004", f"tool_call_content_chunk for {tid!r} at t={m.t:.2f} has content "
+                                f"{js(c, 120)}: not one ToolCallContent object with a string type.", fr([m]))
+                st = apply_tool(tools, sid, {"toolCallId": tid}, m)
+                continue
+            self.pass_few("TOOL-001", f"tool_call_update for {tid!r} with a string toolCallId.", [m])
+            for fld, allowed in (("status", TOOL_STATUSES), ("kind", TOOL_KINDS)):
+                v = upd.get(fld)
+                if v is None:
+                    continue
+                if known_value(v, allowed):
+                    self.pass_few("TOOL-003", f"tool call {tid!r}: {fld} {v!r}.", [m], key=fld)
+                else:
+                    self.failed("TOOL-003", f"tool call {tid!r} at t={m.t:.2f} has {fld} {js(v)}, not one of "
+                                f"{', '.join(allowed)} or `_`-prefixed.", fr([m]))
+            before_final = (sid, tid) in tools and tools[(sid, tid)].status in FINAL
+            st = apply_tool(tools, sid, upd, m)
+            if new:
+                self._first_report(st, upd, m, "the first tool_call_update")
+            if st.status in FINAL and st.had_cancel:
+                if st.cancel is not None:
+                    self.warned("TOOL-009", f"tool call {tid!r} is {st.status!r} (t={m.t:.2f}) but still "
+                                f"advertises capabilities.cancel {js(st.cancel)}.", fr([m, st.first]))
+                elif not before_final or "capabilities" in upd:
+                    self.pass_few("TOOL-009", f"tool call {tid!r} reached {st.status!r} and withdrew "
+                                  "capabilities.cancel.", [m])
+        for req, st, cancellable, status in cancels:
+            self._judge_cancel(log, req, st, cancellable, status, window)
+
+    def _first_report(self, st: ToolState, upd: dict, m: Msg, where: str) -> None:
+        title = upd.get("title")
+        if not isinstance(title, str) or not title:
+            self.warned("TOOL-002", f"{where} of tool call {st.tid!r} (t={m.t:.2f}) has no title.", fr([m]))
+        else:
+            name = "" if upd.get("name") else " (no name)"
+            self.pass_few("TOOL-002", f"{where} of tool call {st.tid!r} has title {title!r}{name}.", [m])
+
+    def _judge_cancel(self, log: ConnLog, req: Msg, st: ToolState | None, cancellable: bool, status: Any,
+                      window: float) -> None:
+        p = req.params if isinstance(req.params, dict) else {}
+        sid, tid = p.get("sessionId"), p.get("toolCallId")
+        resp = req.responses[0] if req.responses else None
+        label = f"tool_call/cancel id={js(req.id)} for {js(tid)}"
+        if resp is None:
+            return  # an unanswered request is another rule's business
+        if not cancellable:
+            if sid not in active_sessions(log, req):
+                return
+            why = ("an unknown tool call" if st is None else f"a tool call already {status!r}" if status in FINAL
+                   else "a tool call that does not advertise capabilities.cancel")
+            if resp.error_code == -32602:
+                self.pass_few("TOOL-007", f"{label} ({why}) was rejected with -32602.", [resp, req], key=why)
+            elif resp.ok:
+                self.failed("TOOL-007", f"{label} ({why}) succeeded at t={resp.t:.2f}: {js(resp.result)}.",
+                            fr([resp, req]))
+            else:
+                self.failed("TOOL-007", f"{label} ({why}) was answered with error {js(resp.error_code)} instead "
+                            "of -32602.", fr([resp, req]))
+            return
+        assert st is not None
+        later = [m for m in log.msgs if m.order > req.order]
+        finals = [m for m in later if (su := session_update(m)) and su[0] == sid
+                  and su[1].get("sessionUpdate") == "tool_call_update" and su[1].get("toolCallId") == tid
+                  and su[1].get("status") in FINAL]
+        if not resp.ok:
+            if finals and finals[0].order < resp.order:
+                self.noted("TOOL-006", f"{label}: the tool call reached {finals[0].msg['params']['update']['status']!r} "
+                           f"before the answer, which was error {js(resp.error_code)}.", fr([resp, req, finals[0]]))
+            else:
+                self.failed("TOOL-006", f"{label} (the tool call advertised capabilities.cancel and was "
+                            f"{status!r}) was answered with error {js(resp.error)}.", fr([resp, req]))
+            return
+        if not isinstance(resp.result, dict):
+            self.failed("TOOL-006", f"{label} was answered with result {js(resp.result)} (an object is required).",
+                        fr([resp, req]))
+            return
+        idles = [m for m in later if m.order > resp.order and (su := session_update(m)) and su[0] == sid
+                 and su[1].get("sessionUpdate") == "state_update" and su[1].get("state") == "idle"]
+        if finals:
+            f = finals[0]
+            self.pass_few("TOOL-006", f"{label} was answered {js(resp.result)} (t={resp.t:.2f}) and the tool call "
+                          f"reached {f.msg['params']['update']['status']!r} at t={f.t:.2f}.", [f, resp, req])
+        elif idles or log.waited(resp.t) >= window:
+            end = f"the turn ended (idle at t={idles[0].t:.2f})" if idles else f"{secs(log.waited(resp.t))} passed"
+            self.failed("TOOL-006", f"{label} was accepted at t={resp.t:.2f} but no tool_call_update with a final "
+                        f"status followed before {end}.", fr([resp, req] + idles[:1]))
+        else:
+            self.untested("TOOL-006", f"{label} was accepted at t={resp.t:.2f}; the connection ended "
+                          f"{secs(log.waited(resp.t))} later without a final status for the tool call.", fr([resp, req]))
+        # TOOL-008
+        if idles:
+            idle = idles[0]
+            stop = idle.msg["params"]["update"].get("stopReason")
+            user_stop = [m for m in log.msgs if req.order < m.order < idle.order and m.direction == SENT
+                         and m.kind in (REQUEST, NOTIFICATION) and m.session_id == sid
+                         and m.method in ("session/cancel", "session/close", "session/delete")]
+            if stop == "cancelled" and not user_stop:
+                self.failed("TOOL-008", f"after {label} the session went idle with stopReason 'cancelled' "
+                            f"(t={idle.t:.2f}) though the suite sent no session/cancel or session/close.",
+                            fr([idle, req, resp]))
+            elif not user_stop:
+                self.pass_few("TOOL-008", f"after {label} the turn went on and ended with stopReason {js(stop)} "
+                              f"(t={idle.t:.2f}).", [idle, req])

@@ -1,0 +1,284 @@
+"""Around session/cancel and $/cancel_request: permission requests of cancelled work, held prompts,
+the session staying usable, ignored cancel_requests; and the content blocks a prompt may carry.
+
+*Active* work of a session: a running/requires_action state_update with no idle since. A prompt is
+*held* at a cancel when the suite sent it, it has no response yet, and the session's work is active.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...wire.transcript import RECEIVED, SENT
+from ..monitor import NOTIFICATION, REQUEST, RESPONSE
+from ._common import USER_KINDS, WORK_STATES, ConnLog, ConnMonitor, Msg, fr, id_key, js, secs, session_update
+
+BASE_BLOCKS = ("text", "resource_link")
+GATED_BLOCKS = {"image": "image", "audio": "audio", "resource": "embeddedContext"}
+
+
+def _upd(m: Msg) -> dict:
+    return m.msg["params"]["update"]
+
+
+class CancelLifecycleMonitor(ConnMonitor):
+    rules = ("CANCEL-004", "CANCEL-005", "CANCEL-008", "CANCEL-009", "CANCEL-011", "CANCEL-013")
+    expected = {
+        "CANCEL-004": "On session/cancel the agent stops waiting for its pending permission requests: the work "
+                      "ends with idle \"cancelled\" without an answer, and the tool call does not complete.",
+        "CANCEL-005": "The agent cancels each pending permission request of the cancelled work with "
+                      "$/cancel_request carrying its id.",
+        "CANCEL-008": "session/cancel of a session without active work gets no response and the session stays "
+                      "usable.",
+        "CANCEL-009": "A prompt held (not yet answered) when its session is cancelled gets exactly one response: "
+                      "-32800 without insertion, or success with its user message.",
+        "CANCEL-011": "After idle \"cancelled\" the session accepts a new prompt.",
+        "CANCEL-013": "$/cancel_request for an unknown or already answered id is ignored: no response, no error.",
+    }
+
+    def analyze(self, log: ConnLog) -> None:
+        active: dict[Any, Msg | None] = {}
+        prompts: dict[str, list[Msg]] = {}
+        users: list[tuple[Msg, str, Any]] = []
+        cancels: list[tuple[Msg, str, bool, list[Msg], list[Msg]]] = []  # (cancel, sid, active, held, perms)
+        pending_suite: dict[tuple, Msg] = {}
+        perms_pending: dict[tuple, Msg] = {}
+        cancel_reqs: list[Msg] = []
+        msgs = log.msgs
+        for m in msgs:
+            if m.direction == SENT:
+                sid = m.session_id
+                if m.kind == REQUEST and m.id is not None:
+                    pending_suite[id_key(m.id)] = m
+                    if m.method == "session/prompt" and isinstance(sid, str):
+                        prompts.setdefault(sid, []).append(m)
+                elif m.kind == RESPONSE and m.request is not None:
+                    perms_pending.pop(id_key(m.id), None)
+                elif m.kind == NOTIFICATION and m.method == "session/cancel" and isinstance(sid, str):
+                    is_active = active.get(sid) is not None
+                    held = [p for p in prompts.get(sid, []) if not any(r.order < m.order for r in p.responses)]
+                    perms = [p for p in perms_pending.values() if p.session_id == sid]
+                    cancels.append((m, sid, is_active, held if is_active else [], perms if is_active else []))
+                elif m.kind == NOTIFICATION and m.method == "$/cancel_request":
+                    rid = (m.params or {}).get("requestId") if isinstance(m.params, dict) else None
+                    try:
+                        if id_key(rid) not in pending_suite:
+                            cancel_reqs.append(m)
+                    except TypeError:
+                        pass
+                continue
+            if m.direction != RECEIVED:
+                continue
+            if m.kind == RESPONSE:
+                if m.request is not None and not m.duplicate:
+                    pending_suite.pop(id_key(m.id), None)
+                continue
+            if m.kind == REQUEST and m.method == "session/request_permission" and m.id is not None:
+                perms_pending[id_key(m.id)] = m
+            su = session_update(m)
+            if su is None:
+                continue
+            sid, upd = su
+            if upd.get("sessionUpdate") == "state_update":
+                if upd.get("state") in WORK_STATES:
+                    active[sid] = active.get(sid) or m
+                elif upd.get("state") == "idle":
+                    active[sid] = None
+            elif upd.get("sessionUpdate") in USER_KINDS:
+                users.append((m, sid, upd.get("messageId")))
+        for c, sid, is_active, held, perms in cancels:
+            if is_active:
+                self._judge_held(log, c, sid, held, users)
+                self._judge_perms(log, c, sid, perms)
+                self._judge_after(log, c, sid, prompts.get(sid, []))
+            else:
+                self._judge_idle_cancel(log, c, sid, prompts.get(sid, []))
+        for cr in cancel_reqs:
+            self._judge_cancel_request(log, cr)
+
+    def _first_idle(self, log: ConnLog, sid: str, after: Msg) -> Msg | None:
+        for m in log.msgs:
+            if m.order > after.order:
+                su = session_update(m)
+                if su and su[0] == sid and su[1].get("sessionUpdate") == "state_update" and su[1].get("state") == "idle":
+                    return m
+        return None
+
+    def _judge_held(self, log: ConnLog, c: Msg, sid: str, held: list[Msg], users) -> None:
+        for p in held:
+            where = f"prompt id={js(p.id)} held when session/cancel for {sid!r} was sent (t={c.t:.2f})"
+            rs = p.responses
+            if len(rs) > 1:
+                self.failed("CANCEL-009", f"{where} got {len(rs)} responses.", fr([rs[1], rs[0], p, c]))
+            elif not rs:
+                if log.waited(c.t) >= float(self.opt("held_answer_grace", 2.0)):
+                    self.failed("CANCEL-009", f"{where} got no response ({log.end_desc}).", fr([c, p]))
+                else:
+                    self.untested("CANCEL-009", f"{where}: no response yet and too little time after the cancel "
+                                  f"({log.end_desc}).", fr([c, p]))
+            elif rs[0].ok:
+                mid = rs[0].result.get("messageId") if isinstance(rs[0].result, dict) else None
+                if any(s == sid and i == mid for _, s, i in users):
+                    self.pass_few("CANCEL-009", f"{where} was inserted and answered with its messageId {js(mid)}.",
+                                  [rs[0], p, c])
+                else:
+                    self.noted("CANCEL-009", f"{where} was answered with success {js(rs[0].result, 80)} but no user "
+                               "message with that id was seen (PROMPT-002 judges the insertion).", fr([rs[0], p]))
+            elif rs[0].error_code == -32800:
+                self.pass_few("CANCEL-009", f"{where} was answered with -32800 at t={rs[0].t:.2f}.", [rs[0], p, c])
+            else:
+                self.noted("CANCEL-009", f"{where} was answered with error {js(rs[0].error)}; -32800 is expected "
+                           "(the sources disagree on the code, see WIRE-NOTES 13).", fr([rs[0], p, c]))
+
+    def _judge_perms(self, log: ConnLog, c: Msg, sid: str, perms: list[Msg]) -> None:
+        for q in perms:
+            where = f"session/request_permission id={js(q.id)} pending when session/cancel for {sid!r} was sent " \
+                    f"(t={c.t:.2f})"
+            idle = self._first_idle(log, sid, c)
+            ans = q.responses[0] if q.responses else None
+            if idle is None:
+                self.failed("CANCEL-004", f"{where}: no idle followed ({log.end_desc}).", fr([c, q]))
+            else:
+                how = ("without an answer" if ans is None or ans.order > idle.order
+                       else f"(the suite answered {js(ans.result if ans.ok else ans.error, 80)} at t={ans.t:.2f}, "
+                            "after the cancel)")
+                sr = _upd(idle).get("stopReason")
+                tool = ((q.params or {}).get("subject") or {}).get("toolCall", {}) if isinstance(q.params, dict) else {}
+                tcid = tool.get("toolCallId") if isinstance(tool, dict) else None
+                done = next((m for m in log.msgs if c.order < m.order < idle.order and session_update(m)
+                             and _upd(m).get("toolCallId") == tcid and tcid is not None
+                             and _upd(m).get("status") == "completed"), None)
+                if done is not None:
+                    self.failed("CANCEL-004", f"{where}: tool call {js(tcid)} reached completed at t={done.t:.2f} "
+                                "without permission.", fr([done, c, q]))
+                elif sr == "cancelled":
+                    self.pass_few("CANCEL-004", f"{where}: the work ended with idle \"cancelled\" at t={idle.t:.2f} "
+                                  f"{how}.", [idle, c, q])
+                else:
+                    self.failed("CANCEL-004", f"{where}: the work ended with stopReason {js(sr)} at t={idle.t:.2f}.",
+                                fr([idle, c, q]))
+            # CANCEL-005
+            cr = next((m for m in log.msgs if m.order > c.order and m.direction == RECEIVED and m.kind == NOTIFICATION
+                       and m.method == "$/cancel_request" and isinstance(m.params, dict)
+                       and id_key(m.params.get("requestId")) == id_key(q.id)), None)
+            if cr is not None:
+                self.pass_few("CANCEL-005", f"{where}: $/cancel_request for it at t={cr.t:.2f}.", [cr, c, q])
+            elif ans is None or (idle is not None and ans.order > idle.order):
+                self.warned("CANCEL-005", f"{where}: no $/cancel_request for it followed ({log.end_desc}).",
+                            fr([c, q]))
+
+    def _next_prompt(self, prompts: list[Msg], after: Msg) -> Msg | None:
+        return next((p for p in prompts if p.order > after.order), None)
+
+    def _judge_after(self, log: ConnLog, c: Msg, sid: str, prompts: list[Msg]) -> None:
+        idle = self._first_idle(log, sid, c)
+        if idle is None or _upd(idle).get("stopReason") != "cancelled":
+            return
+        p = self._next_prompt(prompts, idle)
+        if p is None:
+            return
+        r = p.responses[0] if p.responses else None
+        if r is None:
+            self.untested("CANCEL-011", f"the prompt id={js(p.id)} after the cancelled idle got no response "
+                          "(ERR-004 judges that).", fr([p, idle]))
+        elif r.ok:
+            self.pass_few("CANCEL-011", f"after idle \"cancelled\" (t={idle.t:.2f}) prompt id={js(p.id)} succeeded.",
+                          [r, p, idle])
+        else:
+            self.failed("CANCEL-011", f"after idle \"cancelled\" (t={idle.t:.2f}) prompt id={js(p.id)} was answered "
+                        f"with error {js(r.error)}.", fr([r, p, idle]))
+
+    def _judge_idle_cancel(self, log: ConnLog, c: Msg, sid: str, prompts: list[Msg]) -> None:
+        reply = next((m for m in log.msgs if m.order > c.order and m.direction == RECEIVED and m.kind == RESPONSE
+                      and m.request is None and m.id is None), None)
+        p = self._next_prompt(prompts, c)
+        where = f"session/cancel for {sid!r} without active work (t={c.t:.2f})"
+        if reply is not None and (p is None or reply.order < p.order):
+            self.noted("CANCEL-008", f"{where}: a response without id followed at t={reply.t:.2f}.", fr([reply, c]))
+        elif p is not None and p.responses and p.responses[0].ok:
+            self.pass_few("CANCEL-008", f"{where}: no response, and the next prompt id={js(p.id)} succeeded.",
+                          [p.responses[0], c])
+        elif p is not None and p.responses:
+            self.noted("CANCEL-008", f"{where}: the next prompt id={js(p.id)} was answered with error "
+                       f"{js(p.responses[0].error)}.", fr([p.responses[0], c]))
+
+    def _judge_cancel_request(self, log: ConnLog, cr: Msg) -> None:
+        rid = cr.params.get("requestId")
+        nxt = next((m for m in log.msgs if m.order > cr.order and m.direction == SENT and m.kind == REQUEST), None)
+        where = f"$/cancel_request for requestId {js(rid)} (not pending) at t={cr.t:.2f}"
+        if nxt is None or not nxt.responses:
+            return
+        end = nxt.responses[0]
+        bad = next((m for m in log.msgs if cr.order < m.order < end.order and m.direction == RECEIVED
+                    and m.kind == RESPONSE and (m.duplicate or m.id is None or m.request is None)), None)
+        if bad is not None:
+            self.failed("CANCEL-013", f"{where}: the agent answered with {js(bad.msg, 160)} at t={bad.t:.2f}.",
+                        fr([bad, cr]))
+        else:
+            self.pass_few("CANCEL-013", f"{where}: nothing came back before the next request id={js(nxt.id)} was "
+                          f"answered (t={end.t:.2f}).", [end, cr])
+
+
+class PromptBlocksMonitor(ConnMonitor):
+    rules = ("PROMPT-008", "PROMPT-009")
+    expected = {
+        "PROMPT-008": "An agent with capabilities.session accepts prompts made of text and resource_link blocks.",
+        "PROMPT-009": "A prompt with a content block type the agent does not support is rejected with -32602.",
+    }
+
+    def analyze(self, log: ConnLog) -> None:
+        caps: dict | None = None
+        for m in log.msgs:
+            if m.direction == RECEIVED and m.kind == RESPONSE and m.ok and m.request is not None \
+                    and m.request.method == "initialize" and isinstance(m.result, dict):
+                c = m.result.get("capabilities")
+                caps = c if isinstance(c, dict) else {}
+            if not (m.direction == SENT and m.kind == REQUEST and m.method == "session/prompt"):
+                continue
+            blocks = (m.params or {}).get("prompt") if isinstance(m.params, dict) else None
+            if not isinstance(blocks, list) or not blocks or not all(isinstance(b, dict) for b in blocks) \
+                    or not m.responses or caps is None:
+                continue
+            r = m.responses[0]
+            if not r.ok and r.error_code not in (-32602,) and r.error_code != -32800 and r.error_code != -32002:
+                pass
+            if not r.ok and r.error_code in (-32002, -32800):
+                continue
+            types = [b.get("type") for b in blocks]
+            sess = caps.get("session") if isinstance(caps.get("session"), dict) else None
+            pcaps = (sess or {}).get("prompt") if isinstance((sess or {}).get("prompt"), dict) else {}
+            where = f"session/prompt id={js(m.id)} with blocks {js(types, 120)}"
+            if all(t in BASE_BLOCKS for t in types) and sess is not None and self._well_formed(blocks):
+                key = "resource_link" in types
+                if r.ok:
+                    self.pass_few("PROMPT-008", f"{where} was accepted.", [r, m], key=key, limit=1)
+                elif r.error_code == -32602:
+                    self.failed("PROMPT-008", f"{where} was rejected with -32602 {js(r.error)}.", fr([r, m]))
+                continue
+            unknown = [t for t in types if not (isinstance(t, str) and (t in BASE_BLOCKS or t in GATED_BLOCKS))]
+            gated = [t for t in types if t in GATED_BLOCKS and not isinstance(pcaps.get(GATED_BLOCKS[t]), dict)]
+            if unknown:
+                if r.ok:
+                    self.failed("PROMPT-009", f"{where}: block type {js(unknown[0])} is not a type the agent can "
+                                "support, yet the prompt was accepted.", fr([r, m]))
+                elif r.error_code == -32602:
+                    self.pass_few("PROMPT-009", f"{where} was rejected with -32602.", [r, m])
+                else:
+                    self.failed("PROMPT-009", f"{where} was answered with error {js(r.error)}, not -32602.",
+                                fr([r, m]))
+            elif gated:
+                if r.ok:
+                    self.noted("PROMPT-009", f"{where}: block type {js(gated[0])} is accepted although its capability "
+                               "is not advertised (the agent may support it without advertising).", fr([r, m]))
+                elif r.error_code == -32602:
+                    self.pass_few("PROMPT-009", f"{where} (capability not advertised) was rejected with -32602.",
+                                  [r, m])
+
+    @staticmethod
+    def _well_formed(blocks: list) -> bool:
+        for b in blocks:
+            if b.get("type") == "text" and not isinstance(b.get("text"), str):
+                return False
+            if b.get("type") == "resource_link" and not (isinstance(b.get("uri"), str) and isinstance(b.get("name"), str)):
+                return False
+        return True

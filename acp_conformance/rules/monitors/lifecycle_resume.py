@@ -1,0 +1,205 @@
+"""session/resume, across the connections of one test: replay of history, original ids, no replay
+without replayFrom, unsupported cursors rejected, array-valued result members.
+
+*History* of a session is what the test saw live (outside any resume window): user messages (with the
+content of the prompt they answered), agent messages/thoughts and tool calls, by id. A resume window
+is the time between a session/resume request and its response; the updates in it for the session are
+the replay. The monitor is a plain ``Monitor`` (not per connection) because history crosses restarts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...wire.transcript import EVENT, RECEIVED, SENT
+from ..monitor import REQUEST, RESPONSE
+from ._common import AGENT_MESSAGE_KINDS, TOOL_KINDS, USER_KINDS, ConnMonitor, ConnLog, Msg, fr, hashable, js, session_update
+
+_HISTORY = USER_KINDS + AGENT_MESSAGE_KINDS + TOOL_KINDS
+
+
+def _ref(upd: dict) -> tuple[str, Any] | None:
+    kind = upd.get("sessionUpdate")
+    key = "toolCallId" if kind in TOOL_KINDS else "messageId"
+    if kind in _HISTORY and hashable(upd.get(key)):
+        return (key, upd.get(key))
+    return None
+
+
+@dataclass(eq=False)
+class _Hist:
+    refs: set = field(default_factory=set)
+    users: dict = field(default_factory=dict)  # messageId -> prompt content (from the prompt request)
+
+
+@dataclass(eq=False)
+class _R:
+    req: Msg
+    sid: str
+    replay_from: Any
+    resp: Msg | None = None
+    inside: list[Msg] = field(default_factory=list)
+    known: set = field(default_factory=set)  # history refs known when the resume was sent
+    users: dict = field(default_factory=dict)
+    after: list[Msg] = field(default_factory=list)  # history updates after the response, before new work
+    after_open: bool = True
+
+
+class ResumeLifecycleMonitor(ConnMonitor):
+    rules = ("RESUME-001", "RESUME-006", "RESUME-007", "RESUME-011", "PROMPT-007")
+    expected = {
+        "RESUME-001": "With replayFrom {type: start} the replayed history for the session arrives before the "
+                      "session/resume response.",
+        "RESUME-006": "Without replayFrom (omitted or null) no earlier history of the session is replayed before "
+                      "the response.",
+        "RESUME-007": "An unsupported or malformed replayFrom cursor is rejected with -32602, with no "
+                      "replay_complete and no replayed history.",
+        "RESUME-011": "configOptions and availableCommands in a session/resume result, when present, are arrays.",
+        "PROMPT-007": "A replayed user message keeps the messageId it was given at insertion.",
+    }
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.hist: dict[str, _Hist] = {}
+        self.resumes: list[_R] = []
+        self.open: dict[tuple[int, str], _R] = {}
+        self.prompts: dict[int, tuple[str, Any]] = {}
+
+    def on_msg(self, log: ConnLog, m: Msg) -> None:
+        if m.direction == SENT:
+            if m.kind == REQUEST and isinstance(m.session_id, str):
+                if m.method == "session/resume":
+                    h = self.hist.setdefault(m.session_id, _Hist())
+                    r = _R(m, m.session_id, m.params.get("replayFrom"), known=set(h.refs), users=dict(h.users))
+                    for o in self.resumes:
+                        if o.sid == r.sid:
+                            o.after_open = False
+                    self.resumes.append(r)
+                    self.open[(m.conn, m.session_id)] = r
+                elif m.method == "session/prompt":
+                    self.prompts[id(m)] = (m.session_id, m.params.get("prompt"))
+            return
+        if m.direction != RECEIVED:
+            return
+        if m.kind == RESPONSE:
+            rq = m.request
+            if rq is None or m.duplicate:
+                return
+            if rq.method == "session/resume":
+                r = self.open.pop((m.conn, rq.session_id), None)
+                if r is not None and r.req is rq:
+                    r.resp = m
+            elif rq.method == "session/prompt" and m.ok and isinstance(m.result, dict) and id(rq) in self.prompts:
+                sid, content = self.prompts[id(rq)]
+                mid = m.result.get("messageId")
+                if hashable(mid):
+                    self.hist.setdefault(sid, _Hist()).users[mid] = content
+            return
+        su = session_update(m)
+        if su is None:
+            return
+        sid, upd = su
+        r = self.open.get((m.conn, sid))
+        if r is not None:
+            r.inside.append(m)
+            return
+        kind = upd.get("sessionUpdate")
+        if kind == "state_update" and upd.get("state") in ("running", "requires_action"):
+            for o in self.resumes:
+                if o.sid == sid:
+                    o.after_open = False
+        ref = _ref(upd)
+        if ref is None:
+            return
+        for o in self.resumes:
+            if o.sid == sid and o.resp is not None and o.after_open and o.req.conn == m.conn and ref in o.known:
+                o.after.append(m)
+        self.hist.setdefault(sid, _Hist()).refs.add(ref)
+
+    def finish_test(self) -> None:
+        for r in self.resumes:
+            self._judge(r)
+
+    def _judge(self, r: _R) -> None:
+        resp = r.resp
+        label = f"session/resume id={js(r.req.id)} of {r.sid!r} with replayFrom {js(r.replay_from, 80)}"
+        if resp is None:
+            return
+        rf = r.replay_from
+        replayed = [m for m in r.inside if _ref(m.msg["params"]["update"]) is not None]
+        markers = [m for m in r.inside if m.msg["params"]["update"].get("sessionUpdate") == "replay_complete"]
+        if rf is not None and not (isinstance(rf, dict) and rf.get("type") == "start"):
+            # RESUME-007
+            if resp.ok:
+                self.failed("RESUME-007", f"{label} succeeded ({js(resp.result, 80)}) instead of -32602.",
+                            fr([resp, r.req]))
+            elif resp.error_code == -32602:
+                if markers or replayed:
+                    x = (markers + replayed)[0]
+                    self.failed("RESUME-007", f"{label} was rejected with -32602 but a "
+                                f"{x.msg['params']['update'].get('sessionUpdate')} came before the error "
+                                f"(t={x.t:.2f}).", fr([x, resp, r.req]))
+                else:
+                    self.pass_few("RESUME-007", f"{label} was rejected with -32602, nothing replayed.", [resp, r.req])
+            elif resp.error_code == -32002:
+                self.noted("RESUME-007", f"{label} was answered -32002 (session not found), so the cursor was not "
+                           "judged.", fr([resp, r.req]))
+            else:
+                self.failed("RESUME-007", f"{label} was answered with error {js(resp.error)}, not -32602.",
+                            fr([resp, r.req]))
+            return
+        if not resp.ok:
+            return
+        # RESUME-011
+        res = resp.result if isinstance(resp.result, dict) else {}
+        bad = [k for k in ("configOptions", "availableCommands") if k in res and not isinstance(res[k], list)]
+        if bad:
+            self.failed("RESUME-011", f"{label}: result {bad[0]} is {js(res[bad[0]], 80)}, not an array.",
+                        fr([resp, r.req]))
+        else:
+            present = [k for k in ("configOptions", "availableCommands") if k in res]
+            self.pass_few("RESUME-011", f"{label}: result members {present or 'none'} "
+                          f"{'are arrays' if present else 'of configOptions/availableCommands present'}.",
+                          [resp, r.req])
+        if rf is None:
+            # RESUME-006
+            old = [m for m in replayed if _ref(m.msg["params"]["update"]) in r.known]
+            if old:
+                x = old[0]
+                self.failed("RESUME-006", f"{label}: {x.msg['params']['update'].get('sessionUpdate')} "
+                            f"{js(_ref(x.msg['params']['update']))} of the earlier history was replayed at "
+                            f"t={x.t:.2f}, before the response.", fr([x, r.req, resp]))
+            elif r.known:
+                self.pass_few("RESUME-006", f"{label}: none of the {len(r.known)} known history id(s) was "
+                              f"replayed before the response (t={resp.t:.2f}).", [resp, r.req])
+            return
+        # with replayFrom {type: start}
+        if not r.known:
+            return
+        if r.after:
+            x = r.after[0]
+            self.failed("RESUME-001", f"{label}: history update {x.msg['params']['update'].get('sessionUpdate')} "
+                        f"{js(_ref(x.msg['params']['update']))} was replayed at t={x.t:.2f}, after the response "
+                        f"(t={resp.t:.2f}).", fr([x, resp, r.req]))
+        elif replayed:
+            self.pass_few("RESUME-001", f"{label}: {len(replayed)} history update(s) replayed before the response "
+                          f"(t={resp.t:.2f}), none after it.", [replayed[0], resp, r.req])
+        else:
+            self.untested("RESUME-001", f"{label}: nothing of the {len(r.known)} known history id(s) was replayed "
+                          "(retention is optional).", fr([resp, r.req]))
+        # PROMPT-007
+        for mid, content in r.users.items():
+            if not isinstance(content, list):
+                continue
+            same = [m for m in replayed if m.msg["params"]["update"].get("sessionUpdate") in USER_KINDS
+                    and m.msg["params"]["update"].get("content") == content]
+            if not same:
+                continue
+            ids = [m.msg["params"]["update"].get("messageId") for m in same]
+            if mid in ids:
+                self.pass_few("PROMPT-007", f"{label}: the user message {js(mid)} was replayed with its original "
+                              "messageId.", [same[ids.index(mid)], r.req])
+            elif not any(i in r.users for i in ids):
+                self.failed("PROMPT-007", f"{label}: the user message inserted as {js(mid)} was replayed (same "
+                            f"content) as {js(ids[0])}.", fr([same[0], r.req, resp]))

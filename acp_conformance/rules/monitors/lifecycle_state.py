@@ -1,0 +1,220 @@
+"""state_update values and transitions: the state and stopReason vocabularies, leaving requires_action,
+requires_action while blocked on a permission, the reserved "cancelled" stop reason, the error object.
+
+Work of a session starts with its first running/requires_action after an idle (or the start of the
+connection) and ends with the next idle. Idle snapshots sent while a session/resume of the session
+is pending are resume snapshots, not ends of work.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...wire.transcript import RECEIVED, SENT
+from ..monitor import NOTIFICATION, REQUEST, RESPONSE
+from ._common import TOOL_KINDS, WORK_STATES, AGENT_MESSAGE_KINDS, ConnLog, ConnMonitor, Msg, fr, js, session_update
+
+STATES = ("running", "idle", "requires_action", "unknown")
+STOP_REASONS = ("end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error")
+
+
+@dataclass(eq=False)
+class _S:
+    active: Msg | None = None
+    since: Msg | None = None  # the last idle ending work (or None: connection start)
+    stops: list[Msg] = field(default_factory=list)  # user/client stop actions during the work
+    waiting: Msg | None = None  # a requires_action still without a following running/idle
+    unblocked: Msg | None = None  # a suite action after that requires_action that should unblock it
+    resuming: int = 0
+
+
+def _stop_choice(resp: Msg, req: Msg) -> bool:
+    """Did the suite's answer to a permission (or other) request of the agent decline or cancel?"""
+    if not resp.ok:
+        return True
+    res = resp.result if isinstance(resp.result, dict) else {}
+    out = res.get("outcome")
+    if isinstance(out, dict):
+        if out.get("outcome") != "selected":
+            return True
+        opts = (req.params or {}).get("options") if isinstance(req.params, dict) else None
+        for o in opts or []:
+            if isinstance(o, dict) and o.get("optionId") == out.get("optionId"):
+                return not str(o.get("kind", "")).startswith("allow")
+        return False
+    action = res.get("action")
+    return isinstance(action, str) and action in ("decline", "cancel")
+
+
+class StateLifecycleMonitor(ConnMonitor):
+    rules = ("STATE-001", "STATE-002", "STATE-003", "STATE-007", "PROMPT-014", "PROMPT-015")
+    expected = {
+        "STATE-001": "A state_update's state is running, idle, requires_action, unknown or a \"_\"-prefixed "
+                     "custom state.",
+        "STATE-002": "After requires_action the agent reports running when progress resumes, or idle if the work "
+                     "ends.",
+        "STATE-003": "While the foreground work waits for a permission answer the agent reports requires_action, "
+                     "and running again when it resumes.",
+        "STATE-007": "stopReason \"cancelled\" is only used for stops the user or client chose (session/cancel, "
+                     "session/close, $/cancel_request, a declined or cancelled permission).",
+        "PROMPT-014": "A stopReason is end_turn, max_tokens, max_turn_requests, refusal, cancelled, error or a "
+                      "\"_\"-prefixed custom value.",
+        "PROMPT-015": "An idle with stopReason \"error\" carries an error object {code: integer, message: string, "
+                      "data?}.",
+    }
+
+    def analyze(self, log: ConnLog) -> None:
+        ss: dict[Any, _S] = {}
+        perms: list[tuple[Msg, Any]] = []  # (agent request, sessionId)
+        for m in log.msgs:
+            if m.direction == SENT:
+                sid = m.session_id
+                if m.kind == NOTIFICATION and m.method == "session/cancel" and isinstance(sid, str):
+                    self._stop(ss.setdefault(sid, _S()), m)
+                elif m.kind == NOTIFICATION and m.method == "$/cancel_request":
+                    for st in ss.values():
+                        self._stop(st, m)
+                elif m.kind == REQUEST and m.method == "session/close" and isinstance(sid, str):
+                    self._stop(ss.setdefault(sid, _S()), m)
+                elif m.kind == REQUEST and m.method == "session/resume" and isinstance(sid, str):
+                    ss.setdefault(sid, _S()).resuming += 1
+                elif m.kind == RESPONSE and m.request is not None:
+                    rsid = m.request.session_id
+                    st = ss.get(rsid)
+                    if st is not None:
+                        if st.waiting is not None and st.unblocked is None:
+                            st.unblocked = m
+                        if _stop_choice(m, m.request):
+                            self._stop(st, m)
+                continue
+            if m.direction != RECEIVED:
+                continue
+            if m.kind == RESPONSE:
+                rq = m.request
+                if rq is not None and rq.method == "session/resume" and not m.duplicate:
+                    st = ss.get(rq.session_id)
+                    if st is not None and st.resuming:
+                        st.resuming -= 1
+                continue
+            if m.kind == REQUEST and m.method == "session/request_permission" and isinstance(m.session_id, str):
+                perms.append((m, m.session_id))
+            su = session_update(m)
+            if su is None:
+                continue
+            sid, upd = su
+            if upd.get("sessionUpdate") != "state_update":
+                continue
+            st = ss.setdefault(sid, _S())
+            state = upd.get("state")
+            self._state_value(m, state)
+            if st.waiting is not None and state in ("running", "idle"):
+                self.pass_few("STATE-002", f"requires_action for {sid!r} at t={st.waiting.t:.2f} was followed by "
+                              f"{state} at t={m.t:.2f}.", [m, st.waiting])
+                st.waiting, st.unblocked = None, None
+            if state in WORK_STATES:
+                if st.active is None:
+                    st.active = m
+                if state == "requires_action" and st.waiting is None:
+                    st.waiting = m
+            elif state == "idle":
+                sr = upd.get("stopReason")
+                self._stop_reason(m, upd, sr)
+                if st.active is not None and not st.resuming:
+                    if sr == "cancelled":
+                        self._judge_cancelled(m, sid, st)
+                    st.active, st.since, st.stops = None, m, []
+        for st in ss.values():
+            if st.waiting is not None:
+                if st.unblocked is not None:
+                    self.failed("STATE-002", f"requires_action at t={st.waiting.t:.2f}: the suite answered "
+                                f"(t={st.unblocked.t:.2f}) but neither running nor idle followed ({log.end_desc}).",
+                                fr([st.waiting, st.unblocked]))
+                else:
+                    self.untested("STATE-002", f"requires_action at t={st.waiting.t:.2f} was still pending at the "
+                                  f"end ({log.end_desc}); nothing unblocked it.", fr([st.waiting]))
+        self._judge_perms(log, perms)
+
+    @staticmethod
+    def _stop(st: _S, m: Msg) -> None:
+        st.stops.append(m)
+
+    def _state_value(self, m: Msg, state: Any) -> None:
+        if state in STATES:
+            self.pass_few("STATE-001", f"state_update state {js(state)} at t={m.t:.2f}.", [m], key=state, limit=1)
+        elif isinstance(state, str) and state.startswith("_"):
+            self.noted("STATE-001", f"custom state {js(state)} at t={m.t:.2f} (the suite advertises no custom "
+                       "states; a standard state should still be reported).", fr([m]))
+        else:
+            self.failed("STATE-001", f"state_update with state {js(state)} at t={m.t:.2f}, not a defined or "
+                        "\"_\"-prefixed state.", fr([m]))
+
+    def _stop_reason(self, m: Msg, upd: dict, sr: Any) -> None:
+        if sr is None:
+            return
+        if sr in STOP_REASONS or (isinstance(sr, str) and sr.startswith("_")):
+            self.pass_few("PROMPT-014", f"idle stopReason {js(sr)} at t={m.t:.2f}.", [m], key=sr, limit=1)
+        elif isinstance(sr, str):
+            self.failed("PROMPT-014", f"idle with stopReason {js(sr)} at t={m.t:.2f}: not a defined value and "
+                        "not \"_\"-prefixed.", fr([m]))
+        else:
+            self.noted("PROMPT-014", f"idle with a non-string stopReason {js(sr)} at t={m.t:.2f} (the schema "
+                       "judges its type).", fr([m]))
+        if sr == "error":
+            err = upd.get("error")
+            if err is None:
+                self.warned("PROMPT-015", f"idle stopReason \"error\" at t={m.t:.2f} without an error object.",
+                            fr([m]))
+            elif (isinstance(err, dict) and isinstance(err.get("code"), int) and not isinstance(err.get("code"), bool)
+                  and isinstance(err.get("message"), str)):
+                self.pass_few("PROMPT-015", f"idle stopReason \"error\" at t={m.t:.2f} carries error {js(err)}.", [m])
+            else:
+                self.failed("PROMPT-015", f"idle stopReason \"error\" at t={m.t:.2f} carries error {js(err)}, not "
+                            "{code: integer, message: string}.", fr([m]))
+
+    def _judge_cancelled(self, m: Msg, sid: str, st: _S) -> None:
+        start = st.since.t if st.since is not None else None
+        what = f"idle stopReason \"cancelled\" for {sid!r} at t={m.t:.2f} (work since t={st.active.t:.2f})"
+        if st.stops:
+            s = st.stops[0]
+            self.pass_few("STATE-007", f"{what} followed a stop the suite chose ({s.method or 'a declined answer'} "
+                          f"at t={s.t:.2f}).", [m, s])
+        else:
+            since = f" since the previous idle at t={start:.2f}" if start is not None else ""
+            self.failed("STATE-007", f"{what}: the suite sent no session/cancel, session/close or $/cancel_request "
+                        f"and declined nothing{since}.", fr([m, st.active]))
+
+    def _judge_perms(self, log: ConnLog, perms: list[tuple[Msg, Any]]) -> None:
+        for req, sid in perms:
+            ra = None
+            resumed = None
+            answer = req.responses[0] if req.responses else None
+            for m in log.msgs:
+                if m.order <= req.order:
+                    continue
+                su = session_update(m)
+                if su is None or su[0] != sid:
+                    continue
+                upd = su[1]
+                kind = upd.get("sessionUpdate")
+                if kind == "state_update":
+                    state = upd.get("state")
+                    if state == "requires_action" and ra is None:
+                        ra = m
+                    elif state == "running" and ra is not None:
+                        resumed = m
+                        break
+                    elif state == "idle":
+                        break
+                elif ra is not None and (kind in AGENT_MESSAGE_KINDS or kind in TOOL_KINDS) and answer is not None \
+                        and m.order > answer.order and upd.get("status") not in ("failed", "cancelled"):
+                    self.warned("STATE-003", f"after the permission answer (t={answer.t:.2f}) work went on "
+                                f"({kind} at t={m.t:.2f}) before any running state_update.", fr([m, ra, answer]))
+                    break
+            label = f"session/request_permission id={js(req.id)} for {sid!r} at t={req.t:.2f}"
+            if ra is None:
+                self.warned("STATE-003", f"{label}: no requires_action state_update for the session followed "
+                            "while the work waited for the answer.", fr([req, answer]))
+            elif resumed is not None:
+                self.pass_few("STATE-003", f"{label}: requires_action at t={ra.t:.2f}, running again at "
+                              f"t={resumed.t:.2f} after the answer.", [ra, resumed, req])

@@ -1,0 +1,229 @@
+"""stdio framing and batches: UTF-8, one JSON value per line, batch answers, shutdown on stdin EOF.
+
+Batch answers are paired with the suite's lines as in ``wire_errors.attribute``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...wire.transcript import EV_EXIT, EV_STDIN_CLOSED, RECEIVED, SENT, Frame
+from ..monitor import NOTIFICATION, REQUEST, RESPONSE
+from ._common import ConnLog, ConnMonitor, Msg, fr, js, secs, session_update
+from .wire_errors import FrameLogMixin, Sent, _batch_owed, attribute, null_error
+
+LIFECYCLE = ("initialize", "auth/login", "session/new", "session/resume", "session/prompt")
+FRAGMENT_START = (b"{", b"[", b"}", b"]", b'"')
+
+
+def _texts(blocks: Any) -> list[str]:
+    if not isinstance(blocks, list):
+        return []
+    return [b["text"] for b in blocks if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)]
+
+
+class WireTransportMonitor(FrameLogMixin, ConnMonitor):
+    rules = ("TRANSPORT-001", "TRANSPORT-002", "TRANSPORT-005", "TRANSPORT-006", "TRANSPORT-007", "TRANSPORT-008",
+             "TRANSPORT-009", "TRANSPORT-010", "TRANSPORT-011")
+    expected = {
+        "TRANSPORT-001": "Messages are UTF-8 encoded JSON; non-ASCII text round-trips unchanged.",
+        "TRANSPORT-002": "Each message is one line terminated by \\n holding one complete JSON object or array "
+                         "(no JSON value spread over several lines).",
+        "TRANSPORT-005": "A batch of requests is answered with one array holding a response for each request.",
+        "TRANSPORT-006": "An empty batch [] gets a single Invalid Request object (-32600, id null), not an array.",
+        "TRANSPORT-007": "Notifications inside a batch are never answered; an all-notification batch produces no "
+                         "output at all.",
+        "TRANSPORT-008": "Each invalid entry of a non-empty batch gets its own -32600 (id null) response, and the "
+                         "valid entries are still answered.",
+        "TRANSPORT-009": "A batch that is not valid JSON gets one Parse error object (-32700, id null).",
+        "TRANSPORT-010": "Lifecycle-sensitive messages (initialize, auth/login, session/new, session/resume, "
+                         "session/prompt) are not sent inside a batch.",
+        "TRANSPORT-011": "When the client closes the agent's stdin, the agent shuts down.",
+    }
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.lines = 0
+        self.bad002 = False
+        self.bad001 = False
+        self.nonascii = 0
+
+    # -- every received line ----------------------------------------------------------------
+    def on_frame(self, frame: Frame, rpc) -> None:
+        if frame.direction == RECEIVED:
+            self._line(frame)
+        super().on_frame(frame, rpc)
+
+    def _line(self, f: Frame) -> None:
+        self.lines += 1
+        if f.problem is not None and "UTF-8" in f.problem:
+            self.bad001 = True
+            self.failed("TRANSPORT-001", f"the agent wrote a line that is {f.problem}: "
+                        f"{f.raw[:120]!r}.", [f])
+            return
+        if any(b > 0x7F for b in f.raw):
+            self.nonascii += 1
+        if f.problem is not None:
+            s = f.raw.strip()
+            if s and (s.startswith(FRAGMENT_START) or s.endswith((b",", b"{", b"[")) or b'": ' in s):
+                self.bad002 = True
+                self.failed("TRANSPORT-002", f"the agent wrote a line that is a fragment of JSON, not one complete "
+                            f"message (a JSON value spread over several lines?): {f.text(160)!r}.", [f])
+            return  # other non-JSON output is TRANSPORT-003's
+        if not isinstance(f.msg, (dict, list)):
+            self.bad002 = True
+            self.failed("TRANSPORT-002", f"the agent wrote a line holding the JSON value {f.text(80)}, not an "
+                        "object or array.", [f])
+        elif (f.detail or {}).get("unterminated"):
+            self.warned("TRANSPORT-002", "the agent's last line was not terminated by \\n before its stdout "
+                        f"closed: {f.text(120)!r}.", [f])
+        if isinstance(f.msg, list):
+            for x in f.msg:
+                if isinstance(x, dict) and x.get("method") in LIFECYCLE:
+                    self.warned("TRANSPORT-010", f"the agent sent {x.get('method')!r} inside a batch.", [f])
+                    break
+
+    # -- per connection ---------------------------------------------------------------------
+    def analyze(self, log: ConnLog) -> None:
+        sent, stray = attribute(self._frames_of(log.conn), log.msgs)
+        for s in sent:
+            if s.kind == "empty":
+                self._judge_empty(s)
+            elif s.kind == "parse" and s.batch_like:
+                self._judge_parse_batch(s)
+            elif s.kind == "batch":
+                self._judge_batch(log, s, stray)
+        self._roundtrip(log)
+        self._shutdown(log)
+
+    def _judge_empty(self, s: Sent) -> None:
+        if not s.answers:
+            self.failed("TRANSPORT-006", "the suite wrote the empty batch [] and got no answer; a single -32600 "
+                        "object with id null is required.", [s.frame])
+            return
+        a = s.answers[0]
+        why = null_error(a.msg, -32600)
+        if why is None:
+            self.pass_few("TRANSPORT-006", "the empty batch [] got a single -32600 object with id null.",
+                          [a, s.frame])
+        else:
+            self.failed("TRANSPORT-006", f"the empty batch [] was answered with {why}.", [a, s.frame])
+
+    def _judge_parse_batch(self, s: Sent) -> None:
+        quoted = js(s.frame.raw.decode("utf-8", "replace"), 90)
+        if not s.answers:
+            self.failed("TRANSPORT-009", f"the suite wrote the broken batch {quoted} and got no -32700 answer.",
+                        [s.frame])
+            return
+        a = s.answers[0]
+        why = null_error(a.msg, -32700)
+        if why is None:
+            self.pass_few("TRANSPORT-009", f"the broken batch {quoted} got one -32700 object with id null.",
+                          [a, s.frame])
+        else:
+            self.failed("TRANSPORT-009", f"the broken batch {quoted} was answered with {why}.", [a, s.frame])
+
+    def _judge_batch(self, log: ConnLog, s: Sent, stray: list) -> None:
+        reqs, invalid, notes = _batch_owed(s.value)
+        label = f"the batch of {len(s.value)} ({reqs} request(s), {invalid} invalid, {notes} notification(s))"
+        answers = [a for a in s.answers]
+        if reqs == 0 and invalid == 0:
+            extra = [f for f, note in stray if note is s]
+            if extra:
+                self.failed("TRANSPORT-007", f"{label} holds only notifications, yet the agent answered it: "
+                            f"{js(extra[0].msg, 160)}.", fr([extra[0], s.frame]))
+            else:
+                self.pass_few("TRANSPORT-007", f"{label} holds only notifications and got no answer.", [s.frame])
+            return
+        arrays = [a for a in answers if isinstance(a.msg, list)]
+        singles = [a for a in answers if not isinstance(a.msg, list)]
+        members = [x for a in arrays for x in a.msg] + [a.msg for a in singles]
+        if reqs:
+            if singles and not arrays:
+                self.warned("TRANSPORT-005", f"{label} was answered with {len(singles)} separate response object(s) "
+                            "instead of one array.", fr([singles[0], s.frame]))
+            elif len(arrays) == 1 and not singles:
+                self.pass_few("TRANSPORT-005", f"{label} was answered with one array of {len(arrays[0].msg)} "
+                              "response(s).", [arrays[0], s.frame])
+            elif arrays:
+                self.warned("TRANSPORT-005", f"{label} was answered in {len(arrays)} array(s) and {len(singles)} "
+                            "single object(s) instead of one array.", fr([answers[0], s.frame]))
+        owed = reqs + invalid
+        if notes and answers:
+            if len(members) > owed:
+                self.failed("TRANSPORT-007", f"{label} got {len(members)} responses, more than the {owed} its "
+                            "requests and invalid entries are owed: a notification was answered.",
+                            fr([answers[0], s.frame]))
+            else:
+                self.pass_few("TRANSPORT-007", f"{label} got responses for its requests only ({len(members)}).",
+                              [answers[0], s.frame])
+        if invalid:
+            nulls = [x for x in members if isinstance(x, dict) and x.get("id", 0) is None
+                     and isinstance(x.get("error"), dict) and x["error"].get("code") == -32600]
+            if len(nulls) >= invalid:
+                self.pass_few("TRANSPORT-008", f"{label}: each invalid entry got its own -32600 with id null.",
+                              [answers[0], s.frame])
+            else:
+                self.failed("TRANSPORT-008", f"{label} got {len(nulls)} -32600 response(s) with id null for "
+                            f"{invalid} invalid entr{'y' if invalid == 1 else 'ies'}"
+                            f"{': ' + js(answers[0].msg, 160) if answers else ' (no answer at all)'}.",
+                            fr([answers[0] if answers else None, s.frame]))
+
+    def _roundtrip(self, log: ConnLog) -> None:
+        sent = {}
+        for m in log.msgs:
+            if m.direction == SENT and m.kind == REQUEST and m.method == "session/prompt":
+                p = m.params if isinstance(m.params, dict) else {}
+                for t in _texts(p.get("prompt")):
+                    if any(ord(c) > 0x7F for c in t):
+                        sent.setdefault(p.get("sessionId"), []).append((t, m))
+        if not sent:
+            return
+        for m in log.msgs:
+            su = session_update(m)
+            if su is None or su[1].get("sessionUpdate") not in ("user_message", "user_message_chunk"):
+                continue
+            sid, upd = su
+            cands = sent.get(sid)
+            if not cands:
+                continue
+            content = upd.get("content")
+            got = "".join(_texts(content if isinstance(content, list) else [content]))
+            for t, rq in cands:
+                if t == got or t in got:
+                    self.pass_few("TRANSPORT-001", f"the non-ASCII prompt text {t!r} came back unchanged in the "
+                                  "user message.", [m, rq])
+                elif "\ufffd" in got or any(x in got for x in ("Ã", "â\x9c", "ä½")):
+                    self.failed("TRANSPORT-001", f"the prompt text {t!r} came back as {got!r}: its code points were "
+                                "not preserved.", fr([m, rq]))
+
+    def _shutdown(self, log: ConnLog) -> None:
+        closed = next((e for e in log.events if e.event == EV_STDIN_CLOSED), None)
+        if closed is None:
+            return
+        exited = next((e for e in log.events if e.event == EV_EXIT and e.t >= closed.t), None)
+        if exited is None:
+            return
+        rc = (exited.detail or {}).get("returncode")
+        took = exited.t - closed.t
+        if isinstance(rc, int) and rc >= 0:
+            self.pass_few("TRANSPORT-011", f"the agent exited (status {rc}) {secs(took)} after the suite closed its "
+                          "stdin.", [exited, closed], limit=1)
+        elif took >= 5.0:
+            self.warned("TRANSPORT-011", f"the agent had not exited {secs(took)} after its stdin was closed.",
+                        [exited, closed])
+        else:
+            self.noted("TRANSPORT-011", f"the agent did not exit within the suite's grace of {secs(took)} after its "
+                       f"stdin was closed and was {(exited.detail or {}).get('status', 'stopped')}; the rule allows "
+                       "5 s, which this run did not wait for.", [exited, closed])
+
+    def finish_test(self) -> None:
+        if self.lines and not self.bad001:
+            self.passed("TRANSPORT-001", f"all {self.lines} line(s) the agent wrote decoded as UTF-8"
+                        f"{f' ({self.nonascii} with non-ASCII bytes)' if self.nonascii else ''}.")
+        if self.lines and not self.bad002:
+            self.passed("TRANSPORT-002", f"all {self.lines} line(s) the agent wrote held one complete JSON object "
+                        "or array.")
+        if self.lines:
+            self.pass_few("TRANSPORT-010", "the agent sent no lifecycle-sensitive message inside a batch.", [],
+                          limit=1)

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Install the interop targets' SDKs from the public registries (idempotent):
+#   * npm  @agentclientprotocol/sdk@2.4.0 (pinned by ts/package-lock.json) -> tests/interop/ts/node_modules
+#   * PyPI agent-client-protocol==1.0.0rc3                                   -> tests/interop/.venv
+# Exits non-zero with a message naming what failed (no node/npm, no python, a registry unreachable).
+# Used by tests/test_interop.py (which skips when this fails) and by .ci/run.
+set -uo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+TS_VERSION="2.4.0"
+PY_SPEC="agent-client-protocol==1.0.0rc3"
+PYTHON="${PYTHON:-python3}"
+status=0
+
+fail() { echo "interop install: $*" >&2; status=1; }
+
+# -- TypeScript SDK --------------------------------------------------------------------------
+ts_installed() {
+    node -e 'const p=require(process.argv[1]); process.exit(p.version===process.argv[2]?0:1)' \
+        "$here/ts/node_modules/@agentclientprotocol/sdk/package.json" "$TS_VERSION" 2>/dev/null
+}
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+    fail "node/npm not found on PATH; the TypeScript target needs Node >= 20"
+elif ts_installed; then
+    echo "interop install: @agentclientprotocol/sdk@$TS_VERSION already installed"
+elif (cd "$here/ts" && timeout 240 npm ci --no-audit --no-fund --loglevel=error); then
+    echo "interop install: installed @agentclientprotocol/sdk@$TS_VERSION"
+else
+    fail "npm ci failed in tests/interop/ts (is the npm registry reachable? npm config get registry: $(npm config get registry 2>/dev/null))"
+fi
+
+# -- Python SDK --------------------------------------------------------------------------------
+venv="$here/.venv"
+py_installed() {
+    "$venv/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("agent-client-protocol") != "1.0.0rc3")' 2>/dev/null \
+        && "$venv/bin/python" -c 'import acp.experimental.v2' 2>/dev/null
+}
+if py_installed; then
+    echo "interop install: $PY_SPEC already installed in tests/interop/.venv"
+elif ! command -v "$PYTHON" >/dev/null; then
+    fail "$PYTHON not found; set PYTHON=/path/to/python3.10+"
+elif ! { [ -x "$venv/bin/python" ] || "$PYTHON" -m venv "$venv"; }; then
+    fail "cannot create the venv tests/interop/.venv with $PYTHON"
+elif timeout 240 "$venv/bin/python" -m pip install -q --disable-pip-version-check "$PY_SPEC" && py_installed; then
+    echo "interop install: installed $PY_SPEC into tests/interop/.venv"
+else
+    fail "pip install $PY_SPEC failed (is PyPI reachable? pip config: $("$venv/bin/python" -m pip config list 2>/dev/null | tr '\n' ' '))"
+fi
+
+exit $status
