@@ -55,6 +55,7 @@ DEFAULT_PROMPTS = {
     "cancellable": "Run the test suite as a cancellable tool call.",
     "terminal": "Run make test in a terminal.",
     "elicit": "Elicit from me (ask with a form) what the project should be called.",
+    "elicit_url": "Elicit my consent to the licence through a URL I open in my browser.",
 }
 
 
@@ -87,6 +88,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 metavar="TEXT", help="a prompt that makes the agent run a command in a terminal it shows")
     g.addoption("--acp-elicit-prompt", dest="acp_elicit_prompt", default=DEFAULT_PROMPTS["elicit"],
                 metavar="TEXT", help="a prompt that makes the agent ask the user with a form (elicitation)")
+    g.addoption("--acp-elicit-url-prompt", dest="acp_elicit_url_prompt", default=DEFAULT_PROMPTS["elicit_url"],
+                metavar="TEXT", help="a prompt that makes the agent send the user to a URL (URL-mode elicitation)")
     g.addoption("--acp-agent-env", dest="acp_agent_env", action="append", default=[], metavar="KEY=VAL",
                 help="set an environment variable for the agent (repeatable)")
     g.addoption("--acp-agent-cwd", dest="acp_agent_cwd", default=None, metavar="DIR",
@@ -145,7 +148,8 @@ def _settings(config: pytest.Config) -> dict[str, Any]:
                     "permission": config.getoption("acp_permission_prompt"),
                     "cancellable": config.getoption("acp_cancellable_prompt"),
                     "terminal": config.getoption("acp_terminal_prompt"),
-                    "elicit": config.getoption("acp_elicit_prompt")},
+                    "elicit": config.getoption("acp_elicit_prompt"),
+                    "elicit_url": config.getoption("acp_elicit_url_prompt")},
         "monitor_options": {
             "insertion_work_threshold": _positive(config, "acp_work_threshold", "--acp-work-threshold"),
             "stop_reason_required": not config.getoption("acp_stop_reason_should"),

@@ -42,6 +42,11 @@ def load_expected() -> dict[str, dict[str, dict]]:
     return {target: data.get(target) or {} for target in TARGETS}
 
 
+def statuses(entry: dict) -> list[str]:
+    status = entry["status"]
+    return [status] if isinstance(status, str) else list(status)
+
+
 def _missing(target: str) -> str | None:
     if target == "typescript":
         if shutil.which("node") is None:
@@ -82,15 +87,16 @@ def require_target(target: str) -> None:
 @pytest.mark.parametrize("target", sorted(TARGETS))
 def test_interop_target_verdicts(target: str, tmp_path: Path) -> None:
     require_target(target)
-    expected = {rule: entry["status"] for rule, entry in load_expected()[target].items()}
-    run = run_suite(TARGETS[target], tmp_path, timeout=900)
+    expected = {rule: statuses(entry) for rule, entry in load_expected()[target].items()}
+    # The Python SDK takes seconds of CPU to import (pydantic models): allow a slow start on a busy machine.
+    run = run_suite(TARGETS[target], tmp_path, "--acp-startup-timeout=60", timeout=1800)
     assert run.report is not None, f"no report.json was written; output:\n{run.output[-3000:]}"
     observed = {r["id"]: r["status"] for r in run.report["rules"] if r["checked"] and r["status"] not in OK_STATUSES}
     checked = {r["id"]: r["status"] for r in run.report["rules"] if r["checked"]}
     problems = []
     for rule, status in sorted(expected.items()):
-        if checked.get(rule) != status:
-            problems.append(f"{rule}: expected {status}, observed {checked.get(rule, 'not checked')}")
+        if checked.get(rule) not in status:
+            problems.append(f"{rule}: expected {'/'.join(status)}, observed {checked.get(rule, 'not checked')}")
     for rule, status in sorted(observed.items()):
         if rule not in expected:
             problems.append(f"{rule}: observed {status}, expected pass (not in expected.yaml)")
@@ -104,8 +110,8 @@ def test_interop_doc_shows_expected() -> None:
     """docs/interop.md shows the same table as tests/interop/expected.yaml (the one source of data)."""
     rows = set()
     for line in DOC.read_text().splitlines():
-        m = re.match(r"\|\s*(typescript|python)\s*\|\s*`?([A-Z]+-\d+)`?\s*\|\s*([a-z-]+)\s*\|\s*([a-z]+)\s*\|", line)
+        m = re.match(r"\|\s*(typescript|python)\s*\|\s*`?([A-Z]+-\d+)`?\s*\|\s*([a-z/-]+)\s*\|\s*([a-z]+)\s*\|", line)
         if m:
             rows.add(m.groups())
-    data = {(t, rule, e["status"], e["cause"]) for t, rules in load_expected().items() for rule, e in rules.items()}
+    data = {(t, rule, "/".join(statuses(e)), e["cause"]) for t, rules in load_expected().items() for rule, e in rules.items()}
     assert rows == data, f"docs/interop.md table and expected.yaml differ: doc-only {rows - data}, yaml-only {data - rows}"

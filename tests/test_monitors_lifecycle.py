@@ -1,22 +1,286 @@
-"""Lifecycle family: the monitors are discovered with their rules; the not-observable list loads."""
+"""Unit tests of the lifecycle monitors (CLOSE, STATE, RESUME, CANCEL around held prompts and
+permissions, prompt content blocks) on synthetic transcripts: a correct transcript passes every
+lifecycle rule, each broken variant fails its rule and no other."""
+
+from __future__ import annotations
 
 import json
 from pathlib import Path
 
+from acp_conformance.rules.findings import FAIL, NOT_TESTED, PASS, WARN
 from acp_conformance.rules.monitors import RULES_CHECKED
+from test_monitors import INIT2, bad, change, run, upd
 
-MINE = {"CLOSE-001": "CloseLifecycleMonitor", "CLOSE-004": "CloseLifecycleMonitor",
-        "STATE-007": "StateLifecycleMonitor", "PROMPT-014": "StateLifecycleMonitor",
-        "RESUME-007": "ResumeLifecycleMonitor", "PROMPT-007": "ResumeLifecycleMonitor",
-        "CANCEL-009": "CancelLifecycleMonitor", "PROMPT-009": "PromptBlocksMonitor"}
+LIFECYCLE = {r for r, cls in RULES_CHECKED.items()
+             if cls in ("CloseLifecycleMonitor", "StateLifecycleMonitor", "ResumeLifecycleMonitor",
+                        "CancelLifecycleMonitor", "PromptBlocksMonitor")}
 
 
-def test_rules_are_checked_by_lifecycle_monitors():
-    for rule, cls in MINE.items():
-        assert RULES_CHECKED[rule] == cls
+def U(sid, update):
+    return "A->C " + upd(sid, update)
+
+
+def C(obj):
+    return "C->A " + json.dumps(obj, separators=(",", ":"))
+
+
+def A(obj):
+    return "A->C " + json.dumps(obj, separators=(",", ":"))
+
+
+def req(i, method, params):
+    return C({"jsonrpc": "2.0", "id": i, "method": method, "params": params})
+
+
+def ok(i, result):
+    return A({"jsonrpc": "2.0", "id": i, "result": result})
+
+
+def err(i, code, message="x"):
+    return A({"jsonrpc": "2.0", "id": i, "error": {"code": code, "message": message}})
+
+
+def st(sid, state, **kw):
+    return U(sid, {"sessionUpdate": "state_update", "state": state, **kw})
+
+
+def user(sid, mid, text):
+    return U(sid, {"sessionUpdate": "user_message", "messageId": mid, "content": [{"type": "text", "text": text}]})
+
+
+def prompt(i, sid, text=None, blocks=None):
+    return req(i, "session/prompt", {"sessionId": sid, "prompt": blocks or [{"type": "text", "text": text}]})
+
+
+def chunk(sid, mid, text):
+    return U(sid, {"sessionUpdate": "agent_message_chunk", "messageId": mid, "content": {"type": "text", "text": text}})
+
+
+NEW = "\n".join([req(1, "session/new", {"cwd": "/p"}), ok(1, {"sessionId": "s1"}),
+                 req(2, "session/new", {"cwd": "/p"}), ok(2, {"sessionId": "s2"})])
+
+# a prompt, a long turn cancelled with a held prompt, a cancel of the idle session, a prompt after it
+CANCEL = "\n".join([
+    prompt(3, "s1", "hello"), user("s1", "u1", "hello"), ok(3, {"messageId": "u1"}), st("s1", "running"),
+    chunk("s1", "a1", "hi"), st("s1", "idle", stopReason="end_turn"),
+    prompt(4, "s1", "long"), user("s1", "u2", "long"), ok(4, {"messageId": "u2"}), st("s1", "running"),
+    chunk("s1", "a2", "1 "),
+    prompt(5, "s1", "held"),
+    C({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s1"}}),
+    err(5, -32800, "Request cancelled"),
+    st("s1", "idle", stopReason="cancelled"),
+    prompt(6, "s1", "again"), user("s1", "u3", "again"), ok(6, {"messageId": "u3"}), st("s1", "running"),
+    st("s1", "idle", stopReason="end_turn"),
+    C({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s1"}}),
+    prompt(7, "s1", blocks=[{"type": "text", "text": "see"}, {"type": "resource_link", "uri": "file:///x", "name": "x"}]),
+    user("s1", "u4", "see"), ok(7, {"messageId": "u4"}), st("s1", "running"), st("s1", "idle", stopReason="end_turn"),
+    prompt(8, "s1", blocks=[{"type": "_conformance/unknown_block"}]), err(8, -32602),
+    prompt(9, "s1", "fail"), user("s1", "u5", "fail"), ok(9, {"messageId": "u5"}), st("s1", "running"),
+    st("s1", "idle", stopReason="error", error={"code": -32603, "message": "boom"}),
+    req(10, "session/list", {}), ok(10, {"sessions": []}),
+    C({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 10}}),
+    req(11, "session/list", {}), ok(11, {"sessions": []}),
+])
+
+# a permission: allowed (requires_action, running again), then withheld and cancelled
+PERMISSION = "\n".join([
+    prompt(20, "s2", "edit"), user("s2", "u20", "edit"), ok(20, {"messageId": "u20"}), st("s2", "running"),
+    U("s2", {"sessionUpdate": "tool_call_update", "toolCallId": "c1", "title": "Edit", "kind": "edit", "status": "pending"}),
+    A({"jsonrpc": "2.0", "id": 0, "method": "session/request_permission", "params": {
+        "sessionId": "s2", "title": "Edit?", "subject": {"type": "tool_call", "toolCall": {"toolCallId": "c1"}},
+        "options": [{"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+                    {"optionId": "reject", "name": "Reject", "kind": "reject_once"}]}}),
+    st("s2", "requires_action"),
+    C({"jsonrpc": "2.0", "id": 0, "result": {"outcome": {"outcome": "selected", "optionId": "allow"}}}),
+    st("s2", "running"),
+    U("s2", {"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "completed"}),
+    st("s2", "idle", stopReason="end_turn"),
+    prompt(21, "s2", "edit"), user("s2", "u21", "edit"), ok(21, {"messageId": "u21"}), st("s2", "running"),
+    U("s2", {"sessionUpdate": "tool_call_update", "toolCallId": "c2", "title": "Edit", "kind": "edit", "status": "pending"}),
+    A({"jsonrpc": "2.0", "id": 1, "method": "session/request_permission", "params": {
+        "sessionId": "s2", "title": "Edit?", "subject": {"type": "tool_call", "toolCall": {"toolCallId": "c2"}},
+        "options": [{"optionId": "allow", "name": "Allow", "kind": "allow_once"}]}}),
+    st("s2", "requires_action"),
+    C({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s2"}}),
+    A({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 1}}),
+    U("s2", {"sessionUpdate": "tool_call_update", "toolCallId": "c2", "status": "cancelled"}),
+    st("s2", "idle", stopReason="cancelled"),
+])
+
+# close an idle session; close a running one with a held prompt
+CLOSE = "\n".join([
+    req(30, "session/close", {"sessionId": "s2"}), ok(30, {}),
+    req(31, "session/new", {"cwd": "/p"}), ok(31, {"sessionId": "s3"}),
+    prompt(32, "s3", "long"), user("s3", "u30", "long"), ok(32, {"messageId": "u30"}), st("s3", "running"),
+    prompt(33, "s3", "held"),
+    req(34, "session/close", {"sessionId": "s3"}),
+    err(33, -32800, "Request cancelled"),
+    st("s3", "idle", stopReason="cancelled"),
+    ok(34, {}),
+])
+
+RESUME = "\n".join([
+    "@start", INIT2,
+    req(40, "session/resume", {"sessionId": "s1", "cwd": "/p", "replayFrom": {"type": "_x/cursor"}}), err(40, -32602),
+    req(41, "session/resume", {"sessionId": "s1", "cwd": "/p", "replayFrom": {"type": "start"}}),
+    user("s1", "u1", "hello"), U("s1", {"sessionUpdate": "agent_message", "messageId": "a1",
+                                        "content": [{"type": "text", "text": "hi"}]}),
+    U("s1", {"sessionUpdate": "replay_complete"}), st("s1", "idle"), ok(41, {"configOptions": []}),
+    "@start", INIT2,
+    req(42, "session/resume", {"sessionId": "s1", "cwd": "/p"}), st("s1", "idle"), ok(42, {}),
+])
+
+BLOCKS = dict(init=INIT2, new=NEW, cancel=CANCEL, permission=PERMISSION, close=CLOSE, resume=RESUME)
+
+
+def script(**over):
+    return "\n".join({**BLOCKS, **over}.values())
+
+
+BASE = script()
+
+
+def test_correct_transcript_passes_every_lifecycle_rule():
+    findings = run(BASE)
+    problems = [(f.rule, f.status, f.message) for f in findings
+                if f.rule in LIFECYCLE and f.status in (FAIL, WARN, NOT_TESTED)]
+    assert not problems, problems
+    passed = {f.rule for f in findings if f.status == PASS}
+    assert not LIFECYCLE - passed, sorted(LIFECYCLE - passed)
+
+
+def mine(findings):
+    return [f for f in findings if f.rule in LIFECYCLE]
+
+
+def fails(s, rule, levels=(FAIL,)):
+    findings = mine(run(s))
+    got = bad(findings, levels)
+    assert rule in got, [(f.rule, f.status, f.message) for f in findings if f.rule == rule]
+    others = bad(findings) - {rule}
+    assert not others, [(f.rule, f.status, f.message) for f in findings if f.rule in others]
+    return findings
+
+
+def test_close_001_error_for_idle_session():
+    fails(change(BASE, ok(30, {}), err(30, -32603)), "CLOSE-001")
+
+
+def test_close_002_response_before_cancelled_idle():
+    s = change(BASE, st("s3", "idle", stopReason="cancelled") + "\n" + ok(34, {}),
+               ok(34, {}) + "\n" + st("s3", "idle", stopReason="cancelled"))
+    f = fails(s, "CLOSE-002")
+    assert not [x for x in f if x.rule == "CLOSE-003" and x.status == FAIL]
+
+
+def test_close_003_update_after_close():
+    fails(change(BASE, ok(30, {}), ok(30, {}) + "\n" + st("s2", "idle")), "CLOSE-003")
+
+
+def test_close_004_held_prompt_wrong_code():
+    fails(change(BASE, err(33, -32800, "Request cancelled"), err(33, -32603)), "CLOSE-004")
+
+
+def test_state_001_unknown_state():
+    fails(change(BASE, st("s1", "running") + "\n" + chunk("s1", "a1", "hi"),
+                 st("s1", "working") + "\n" + chunk("s1", "a1", "hi")), "STATE-001")
+
+
+def test_state_002_stuck_in_requires_action():
+    s = change(BASE, st("s2", "running") + "\n" + U("s2", {"sessionUpdate": "tool_call_update", "toolCallId": "c1",
+                                                          "status": "completed"}), "")
+    s = s.split(st("s2", "idle", stopReason="end_turn"))[0]
+    findings = mine(run(s))
+    assert FAIL in [f.status for f in findings if f.rule == "STATE-002"]
+
+
+def test_state_003_no_requires_action_warns():
+    s = change(BASE, st("s2", "requires_action") + "\n" + C({"jsonrpc": "2.0", "id": 0, "result": {"outcome": {
+        "outcome": "selected", "optionId": "allow"}}}),
+        C({"jsonrpc": "2.0", "id": 0, "result": {"outcome": {"outcome": "selected", "optionId": "allow"}}}))
+    fails(s, "STATE-003", levels=(WARN,))
+
+
+def test_state_007_cancelled_without_a_stop():
+    fails(change(BASE, st("s1", "idle", stopReason="error", error={"code": -32603, "message": "boom"}),
+                 st("s1", "idle", stopReason="cancelled")), "STATE-007")
+
+
+def test_prompt_014_invented_stop_reason():
+    fails(change(BASE, st("s1", "idle", stopReason="end_turn"), st("s1", "idle", stopReason="done"), count=3),
+          "PROMPT-014")
+
+
+def test_prompt_015_error_object():
+    fails(change(BASE, st("s1", "idle", stopReason="error", error={"code": -32603, "message": "boom"}),
+                 st("s1", "idle", stopReason="error")), "PROMPT-015", levels=(WARN,))
+    fails(change(BASE, st("s1", "idle", stopReason="error", error={"code": -32603, "message": "boom"}),
+                 st("s1", "idle", stopReason="error", error={"code": "x"})), "PROMPT-015")
+
+
+def test_prompt_007_replayed_with_new_id():
+    resume = req(41, "session/resume", {"sessionId": "s1", "cwd": "/p", "replayFrom": {"type": "start"}})
+    fails(change(BASE, resume + "\n" + user("s1", "u1", "hello"), resume + "\n" + user("s1", "u1-new", "hello")),
+          "PROMPT-007")
+
+
+def test_resume_001_history_after_response():
+    s = change(BASE, U("s1", {"sessionUpdate": "replay_complete"}) + "\n" + st("s1", "idle") + "\n" + ok(41, {"configOptions": []}),
+               U("s1", {"sessionUpdate": "replay_complete"}) + "\n" + st("s1", "idle") + "\n" + ok(41, {"configOptions": []})
+               + "\n" + chunk("s1", "a2", "1 "))
+    fails(s, "RESUME-001")
+
+
+def test_resume_006_replay_without_replay_from():
+    fails(change(BASE, req(42, "session/resume", {"sessionId": "s1", "cwd": "/p"}),
+                 req(42, "session/resume", {"sessionId": "s1", "cwd": "/p"}) + "\n" + user("s1", "u1", "hello")),
+          "RESUME-006")
+
+
+def test_resume_007_cursor_accepted():
+    fails(change(BASE, err(40, -32602), ok(40, {})), "RESUME-007")
+
+
+def test_resume_011_null_config_options():
+    fails(change(BASE, ok(41, {"configOptions": []}), ok(41, {"configOptions": None})), "RESUME-011")
+
+
+def test_cancel_004_tool_completes_after_cancel():
+    fails(change(BASE, U("s2", {"sessionUpdate": "tool_call_update", "toolCallId": "c2", "status": "cancelled"}),
+                 U("s2", {"sessionUpdate": "tool_call_update", "toolCallId": "c2", "status": "completed"})), "CANCEL-004")
+
+
+def test_cancel_005_no_cancel_request_warns():
+    fails(change(BASE, A({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 1}}), ""),
+          "CANCEL-005", levels=(WARN,))
+
+
+def test_cancel_009_held_prompt_two_responses():
+    fails(change(BASE, err(5, -32800, "Request cancelled"), err(5, -32800, "Request cancelled") + "\n" + err(5, -32800)),
+          "CANCEL-009")
+
+
+def test_cancel_011_prompt_after_cancel_rejected():
+    s = change(BASE, user("s1", "u3", "again") + "\n" + ok(6, {"messageId": "u3"}) + "\n" + st("s1", "running") + "\n"
+               + st("s1", "idle", stopReason="end_turn"), err(6, -32603))
+    fails(s, "CANCEL-011")
+
+
+def test_cancel_013_answer_to_stale_cancel_request():
+    fails(change(BASE, req(11, "session/list", {}), A({"jsonrpc": "2.0", "id": None, "error": {
+        "code": -32602, "message": "unknown request"}}) + "\n" + req(11, "session/list", {})), "CANCEL-013")
+
+
+def test_prompt_008_resource_link_rejected():
+    fails(change(BASE, user("s1", "u4", "see") + "\n" + ok(7, {"messageId": "u4"}) + "\n" + st("s1", "running") + "\n"
+                 + st("s1", "idle", stopReason="end_turn"), err(7, -32602)), "PROMPT-008")
+
+
+def test_prompt_009_unknown_block_accepted():
+    fails(change(BASE, err(8, -32602), ok(8, {"messageId": "u8"})), "PROMPT-009")
 
 
 def test_not_observable_list():
     p = Path(__file__).resolve().parents[1] / "acp_conformance/rules/not_observable_lifecycle.json"
     data = json.loads(p.read_text())
-    assert not set(data) & set(RULES_CHECKED)
+    assert data and not set(data) & set(RULES_CHECKED)

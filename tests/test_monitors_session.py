@@ -267,3 +267,17 @@ def test_auth_rules():
     assert FAIL in st(f, "AUTH-003")
     f = run(init() + req(1, "session/new", {"cwd": "/p"}) + err(1, -32000))
     assert WARN in st(f, "SESSION-009")
+
+
+def test_session_011_paths_in_the_session_cwd():
+    from test_monitors import Player
+    def go(path):
+        p = Player()
+        p.event("start", argv=["agent"], cwd="/w", pid=2)
+        p.play(init() + req(1, "session/new", {"cwd": "/w/project"}) + ok(1, {"sessionId": "s1"})
+               + A(upd("s1", {"sessionUpdate": "tool_call_update", "toolCallId": "t",
+                              "locations": [{"path": path}]})) + "\n")
+        return p.finish()
+    assert st(go("/w/project/README.md"), "SESSION-011") == {PASS}
+    assert FAIL in st(go("/w/README.md"), "SESSION-011")
+    assert st(go("/etc/hosts"), "SESSION-011") == set()

@@ -234,3 +234,15 @@ def _frames(answer_version):
 def test_plugin_detects_a_v1_agent():
     assert _negotiated_v1(_frames(1)) is not None
     assert _negotiated_v1(_frames(2)) is None
+
+
+def test_v1_agent_run_says_so(tmp_path):
+    """End to end (one scenario): a v1 agent is reported plainly, in the terminal and in report.json."""
+    from suite_run import mutant_cmd, run_suite
+    r = run_suite(mutant_cmd("v1-agent"), tmp_path, "-k", "initialize-v2 or wire-utf8")
+    assert r.returncode == 1, r.output[-3000:]
+    assert "the agent negotiated protocol version 1; v2 rules were not judged" in r.output
+    v = r.report["verdict"]
+    assert v["conformant"] is False and v["negotiated_version"] == 1 and "v2 rules were not judged" in v["note"]
+    assert r.status("INIT-001") == "fail"
+    assert not (r.with_status("fail") | r.with_status("warn")) - {"INIT-001"}

@@ -34,7 +34,10 @@ are case-insensitive substrings, checked in this order:
   form ``elicitation/create`` (one string property ``projectName``) with ``requires_action``
   while waiting; accept -> uses the content, anything else (decline, cancel, unknown action,
   error) -> a default, then idle end_turn; session/cancel -> ``$/cancel_request``. Without the
-  capability: no elicitation, a message, idle end_turn.
+  capability: no elicitation, a message, idle end_turn. If the text also contains ``url`` and
+  the client advertised ``elicitation.url``: a URL-mode elicitation instead (fresh
+  ``elicitationId``, an https URL); accept -> ``elicitation/complete`` with that id, a message,
+  end_turn; anything else -> a message, end_turn.
 * ``terminal`` - an ``execute`` tool call (no cancel capability) whose content references an
   agent-owned terminal: terminal_update (command, absolute cwd, ``capabilities.cancel {}``),
   base64 terminal_output_chunk; it waits up to 5 s for ``terminal/cancel`` (acknowledged {},
@@ -44,8 +47,10 @@ are case-insensitive substrings, checked in this order:
   waits up to 5 s for ``tool_call/cancel`` (acknowledged {}, then status cancelled), else
   completes; the final update withdraws the capability; the turn goes on to end_turn.
   tool_call/cancel or terminal/cancel for anything else (unknown, final, not cancellable) is -32602.
-* ``tool`` - a ``read`` tool call: pending -> in_progress -> completed (with text content),
-  then a message, idle end_turn.
+* ``tool`` - a ``read`` tool call: pending -> in_progress -> completed (with text content and a
+  session reference ``{type: "session", sessionId}`` to the prompting session), then a message,
+  idle end_turn. (An allowed ``permission`` tool call completes with ``diff`` content: changes
+  plus a git_patch with absolute paths.)
 * ``fail`` - the message is inserted (success response), then the work fails: idle with
   stopReason ``error`` and ``error: {code: -32603, message}``.
 * ``slowly`` - a long turn: 60 agent_message_chunk updates 100 ms apart (about 6 s), end_turn;
@@ -1158,7 +1163,8 @@ class ReferenceAgent:
         self.tool_content_chunk(session, turn, {"type": "content", "content": {"type": "text", "text": "(reading)"}})
         await asyncio.sleep(0.02)
         self.tool_update(session, turn, status="completed",
-                         content=[{"type": "content", "content": {"type": "text", "text": "(README.md is empty)"}}])
+                         content=[{"type": "content", "content": {"type": "text", "text": "(README.md is empty)"}},
+                                  self.session_reference(session)])
         self.agent_chunk(session, turn, "I read README.md; it is empty.")
         return "end_turn", None
 
@@ -1200,9 +1206,26 @@ class ReferenceAgent:
         self.tool_update(session, turn, status="in_progress")
         await asyncio.sleep(0.02)
         self.tool_update(session, turn, status="completed",
-                         content=[{"type": "content", "content": {"type": "text", "text": "Done: " + title}}])
+                         content=[{"type": "content", "content": {"type": "text", "text": "Done: " + title}},
+                                  self.tool_diff(session, deleting)])
         self.agent_chunk(session, turn, "Done.")
         return "end_turn", None
+
+    def tool_diff(self, session: LiveSession, deleting: bool) -> dict:
+        """Diff content of the permitted edit / delete (changes plus a git_patch with absolute paths)."""
+        if deleting:
+            path = os.path.join(session.record["cwd"], "build", "out.txt")
+            return {"type": "diff", "changes": [{"operation": "delete", "path": path}],
+                    "patch": {"format": "git_patch", "text": "diff --git %s %s\ndeleted file mode 100644\n--- %s\n"
+                              "+++ /dev/null\n@@ -1 +0,0 @@\n-built\n" % (path, path, path)}}
+        path = os.path.join(session.record["cwd"], "README.md")
+        return {"type": "diff", "changes": [{"operation": "modify", "path": path}],
+                "patch": {"format": "git_patch", "text": "diff --git %s %s\n--- %s\n+++ %s\n@@ -0,0 +1 @@\n"
+                          "+# Project\n" % (path, path, path, path)}}
+
+    def session_reference(self, session: LiveSession) -> dict:
+        """Tool content referring to a session the client knows (here: the prompting session itself)."""
+        return {"type": "session", "sessionId": session.id}
 
     def tool_content_chunk(self, session: LiveSession, turn: Turn, content: dict) -> None:
         """Append one ToolCallContent item to the running tool call (tool_call_content_chunk)."""
@@ -1278,7 +1301,44 @@ class ReferenceAgent:
         content = value.get("content")
         return content if isinstance(content, dict) else {}
 
+    def elicitation_schema(self) -> dict:
+        """The requestedSchema of the form elicitation."""
+        return {"type": "object", "properties": {"projectName": {"type": "string", "title": "Project name"}},
+                "required": ["projectName"]}
+
+    def new_elicitation_id(self) -> str:
+        return new_id("elic_")
+
+    def complete_elicitation(self, elicitation_id: str) -> None:
+        """The out-of-band URL interaction is over: elicitation/complete (a notification)."""
+        self.notify("elicitation/complete", {"elicitationId": elicitation_id})
+
+    def elicit_waiting(self, session: LiveSession) -> None:
+        """An elicitation blocks the turn: report requires_action."""
+        self.report_requires_action(session)
+
+    async def work_elicit_url(self, session: LiveSession, turn: Turn) -> tuple[str, dict | None]:
+        eid = self.new_elicitation_id()
+        request_id, future = self.send_request("elicitation/create", {
+            "sessionId": session.id, "mode": "url", "message": "Please confirm the licence in your browser.",
+            "elicitationId": eid, "url": "https://example.com/acp/licence?elicitation=" + eid,
+        })
+        turn.pending_requests.append(request_id)
+        self.elicit_waiting(session)
+        answer = await future  # session/cancel cancels this await (see on_work_cancelled)
+        turn.pending_requests.remove(request_id)
+        self.report_running(session)
+        if self.elicitation_content(answer) is None:
+            self.agent_chunk(session, turn, "The licence was not confirmed; I carried on without it.")
+            return "end_turn", None
+        await asyncio.sleep(0.02)  # the user finishes in the browser
+        self.complete_elicitation(eid)
+        self.agent_chunk(session, turn, "The licence was confirmed.")
+        return "end_turn", None
+
     async def work_elicit(self, session: LiveSession, turn: Turn) -> tuple[str, dict | None]:
+        if "url" in turn.text.lower() and "url" in self.elicitation_modes():
+            return await self.work_elicit_url(session, turn)
         if "form" not in self.elicitation_modes():
             self.agent_chunk(session, turn, "I would ask you for a project name, but your client has no forms.")
             return "end_turn", None
@@ -1286,12 +1346,10 @@ class ReferenceAgent:
             "sessionId": session.id,
             "mode": "form",
             "message": "What should the project be called?",
-            "requestedSchema": {"type": "object",
-                                "properties": {"projectName": {"type": "string", "title": "Project name"}},
-                                "required": ["projectName"]},
+            "requestedSchema": self.elicitation_schema(),
         })
         turn.pending_requests.append(request_id)
-        self.report_requires_action(session)
+        self.elicit_waiting(session)
         answer = await future  # session/cancel cancels this await (see on_work_cancelled)
         turn.pending_requests.remove(request_id)
         self.report_running(session)

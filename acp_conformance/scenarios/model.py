@@ -14,7 +14,7 @@ import yaml
 # step name -> keys it accepts (the value may also be a scalar, see SCALAR_KEY)
 STEPS: dict[str, set[str]] = {
     "initialize": {"protocolVersion", "capabilities", "info", "params", "save", "expect", "wait"},
-    "new_session": {"cwd", "params", "save", "expect"},
+    "new_session": {"cwd", "params", "save", "expect", "mkdir"},
     "prompt": {"session", "text", "blocks", "save", "wait", "expect"},
     "await": {"response", "idle", "update", "timeout", "optional", "save"},
     "cancel": {"session"},

@@ -318,6 +318,8 @@ class Runner:
     async def _step_new_session(self, a: dict[str, Any], step: Step) -> None:
         params = dict(a.get("params") or {})
         params.setdefault("cwd", a.get("cwd") or str(self.workdir))
+        if a.get("mkdir"):  # the session's directory must exist (a subdirectory of the test's own)
+            Path(params["cwd"]).mkdir(parents=True, exist_ok=True)
         p = await self._await(await self._send_request("session/new", params))
         if p.error is not None or not isinstance(p.result, dict) or not isinstance(p.result.get("sessionId"), str):
             if a.get("expect") == "any":

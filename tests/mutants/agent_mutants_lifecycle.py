@@ -9,7 +9,7 @@ _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__
 if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)
 
-from acp_conformance.reference.agent import INTERNAL_ERROR, ReferenceAgent  # noqa: E402
+from acp_conformance.reference.agent import INTERNAL_ERROR, InvalidParams, ReferenceAgent  # noqa: E402
 
 
 class Close001(ReferenceAgent):
@@ -86,6 +86,95 @@ class State007(ReferenceAgent):
         return "cancelled", None
 
 
+class Cancel005(ReferenceAgent):
+    """Abandons pending permission requests on cancel without telling the client ($/cancel_request)."""
+
+    def send_request(self, method, params):
+        request_id, future = super().send_request(method, params)
+        if method == "session/request_permission":
+            self.__dict__.setdefault("_permission_ids", set()).add(request_id)
+        return request_id, future
+
+    def abandon_request(self, request_id):
+        if request_id not in self.__dict__.get("_permission_ids", ()):
+            return super().abandon_request(request_id)
+        future = self.pending_out.pop(request_id, None)
+        if future is not None and not future.done():
+            future.cancel()
+
+
+class Cancel011(ReferenceAgent):
+    """After a cancelled turn the next prompt of the session is refused once."""
+
+    def cancelled_stop_reason(self):
+        self._refuse_next = True
+        return super().cancelled_stop_reason()
+
+    def handle_session_prompt(self, ctx, params):
+        if getattr(self, "_refuse_next", False):
+            session = self.sessions.get(params.get("sessionId"))
+            if session is not None and session.turn is None and not session.held:
+                self._refuse_next = False
+                self.respond_error(ctx, INTERNAL_ERROR, "Still cleaning up the cancelled turn")
+                return
+        super().handle_session_prompt(ctx, params)
+
+
+class Prompt008(ReferenceAgent):
+    """Rejects resource_link blocks with -32602."""
+
+    def validate_block(self, block):
+        if isinstance(block, dict) and block.get("type") == "resource_link":
+            raise InvalidParams("resource_link is not supported")
+        super().validate_block(block)
+
+
+class Prompt009(ReferenceAgent):
+    """Accepts (and inserts) content blocks of any type."""
+
+    def validate_block(self, block):
+        if isinstance(block, dict) and isinstance(block.get("type"), str) and block["type"].startswith("_"):
+            return
+        super().validate_block(block)
+
+
+class Prompt015(ReferenceAgent):
+    """Failed work ends with stopReason error but no error object."""
+
+    def idle_update(self, stop_reason, error=None):
+        return super().idle_update(stop_reason, None)
+
+
+class State003(ReferenceAgent):
+    """Never reports requires_action while waiting for a permission answer."""
+
+    def report_requires_action(self, session):
+        if session.turn is not None:
+            session.turn.waiting_for_user = True
+
+    def elicit_waiting(self, session):  # elicitations still report it (ELICIT-006 is not this mutant's rule)
+        super().report_requires_action(session)
+
+
+class Resume006(ReferenceAgent):
+    """Replays the history on every resume, also without replayFrom (no marker then)."""
+
+    def resume_sequence(self, session, replay):
+        if not replay:
+            self.replay_history(session)
+        super().resume_sequence(session, replay)
+
+
+class Prompt007(ReferenceAgent):
+    """Replays user messages under fresh messageIds."""
+
+    def history_update(self, entry):
+        update = super().history_update(entry)
+        if update is not None and update.get("sessionUpdate") == "user_message":
+            update["messageId"] = update["messageId"] + "_replayed"
+        return update
+
+
 MUTANTS = {
     "close-001": (("CLOSE-001",), Close001),
     "close-002": (("CLOSE-002",), Close002),
@@ -94,4 +183,12 @@ MUTANTS = {
     "resume-007": (("RESUME-007",), Resume007),
     "prompt-014": (("PROMPT-014",), Prompt014),
     "state-007": (("STATE-007",), State007),
+    "cancel-005": (("CANCEL-005",), Cancel005),
+    "cancel-011": (("CANCEL-011",), Cancel011),
+    "prompt-007": (("PROMPT-007",), Prompt007),
+    "prompt-008": (("PROMPT-008",), Prompt008),
+    "prompt-009": (("PROMPT-009",), Prompt009),
+    "prompt-015": (("PROMPT-015",), Prompt015),
+    "state-003": (("STATE-003",), State003),
+    "resume-006": (("RESUME-006",), Resume006),
 }

@@ -75,6 +75,15 @@ class Content004(ReferenceAgent):
         super().tool_update(session, turn, **fields)
 
 
+class Session011(ReferenceAgent):
+    """Tools work in the process's directory, not in the session's cwd."""
+
+    def tool_update(self, session, turn, **fields):
+        if "locations" in fields:
+            fields["locations"] = [{"path": os.path.join(os.getcwd(), "README.md")}]
+        super().tool_update(session, turn, **fields)
+
+
 # -- config options ------------------------------------------------------------------------------
 
 class Config001(ReferenceAgent):
@@ -97,7 +106,7 @@ class Config002(ReferenceAgent):
     """An unknown configId is accepted (the list is answered unchanged)."""
 
     def handle_set_config_option(self, ctx, params):
-        if params.get("configId") not in ("mode", "verbose"):
+        if isinstance(params.get("configId"), str) and params["configId"] not in ("mode", "verbose"):
             session = self.live_session(self.require_str(params, "sessionId"))
             self.respond(ctx, {"configOptions": self.config_options(session.record)})
             return
@@ -116,12 +125,11 @@ class Config003(ReferenceAgent):
 
 
 class Config004(ReferenceAgent):
-    """The select option's currentValue is not one of its values."""
+    """The select option offers the value "ask" twice (values must be unique)."""
 
     def config_options(self, session_record):
         opts = super().config_options(session_record)
-        if opts[0]["currentValue"] == "ask":
-            opts[0]["currentValue"] = "auto"
+        opts[0]["options"] = opts[0]["options"] + [{"value": "ask", "name": "Ask again"}]
         return opts
 
 
@@ -157,7 +165,9 @@ class List005(ReferenceAgent):
         try:
             return ReferenceAgent.decode_cursor(cursor)
         except Exception:
-            return 0
+            if isinstance(cursor, str):  # a cursor of the wrong type is still refused (ERR-013)
+                return 0
+            raise
 
 
 class List006(ReferenceAgent):
@@ -234,6 +244,7 @@ MUTANTS = {
     "session-005": (("SESSION-005",), Session005),
     "session-008": (("SESSION-008",), Session008),
     "session-010": (("SESSION-010",), Session010),
+    "session-011": (("SESSION-011",), Session011),
     "update-004": (("UPDATE-004",), Update004),
     "content-001": (("CONTENT-001",), Content001),
     "content-004": (("CONTENT-004",), Content004),
@@ -245,10 +256,10 @@ MUTANTS = {
     "list-cwd-filter": (("LIST-001", "LIST-003"), ListCwdFilter),
     "list-002": (("LIST-002",), List002),
     "list-005": (("LIST-005",), List005),
-    "list-006": (("LIST-006", "SESSION-010"), List006),
+    "list-006": (("LIST-006", "SESSION-010", "ERR-003"), List006),  # ERR-003: the prompt on a session not resumed
     "delete-001": (("DELETE-001", "DELETE-004"), Delete001),
     "delete-002": (("DELETE-002",), Delete002),
     "auth-001": (("AUTH-001",), Auth001),
-    "auth-002": (("AUTH-002",), Auth002),
+    "auth-002": (("AUTH-002", "INIT-007"), Auth002),  # INIT-007 judges the same initialize result
     "auth-003": (("AUTH-003",), Auth003),
 }

@@ -160,7 +160,7 @@ class Ext004(ReferenceAgent):
 
 MUTANTS: dict[str, tuple[tuple[str, ...], type]] = {
     "v1-agent": (("INIT-001",), V1Agent),
-    "wire-err-003": (("ERR-003",), Err003),
+    "wire-err-003": (("ERR-003", "SESSION-010", "LIST-006"), Err003),  # the other two judge the same updates
     "wire-err-005": (("ERR-005",), Err005),
     "wire-err-006": (("ERR-006", "TRANSPORT-009"), Err006),
     "wire-err-008": (("ERR-004", "ERR-008"), Err008),

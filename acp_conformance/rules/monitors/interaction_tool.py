@@ -9,12 +9,13 @@ that model as it stood when the request was sent.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from ...wire.transcript import RECEIVED, SENT
 from ..monitor import NOTIFICATION, REQUEST, RESPONSE
-from ._common import ConnLog, ConnMonitor, Msg, fr, js, secs, session_update
+from ._common import ConnLog, ConnMonitor, Msg, fr, is_abs_path, js, secs, session_update
 
 TOOL_STATUSES = ("pending", "in_progress", "paused", "completed", "failed", "cancelled")
 FINAL = ("completed", "failed", "cancelled")
@@ -71,8 +72,63 @@ def apply_tool(tools: dict, sid: str, upd: dict, m: Msg) -> ToolState | None:
     return st
 
 
+def _unquote(p: str) -> str:
+    p = p.strip()
+    if len(p) >= 2 and p[0] == p[-1] == '"':
+        try:
+            return json.loads(p)  # Git's C-style quoting is close enough to JSON's for the common escapes
+        except ValueError:
+            return p[1:-1]
+    return p
+
+
+def diff_problems(item: dict) -> tuple[list[str], list[str]]:
+    """Problems of one Diff content item, and the paths its changes name."""
+    problems: list[str] = []
+    changes = item.get("changes")
+    if not isinstance(changes, list) or not changes:
+        return [f"changes is {js(changes, 80)} (a non-empty array is required)"], []
+    paths: list[str] = []
+    for i, c in enumerate(changes):
+        op = c.get("operation") if isinstance(c, dict) else None
+        if not isinstance(op, str):
+            problems.append(f"changes[{i}] has operation {js(op)}")
+            continue
+        need = ("path", "oldPath") if op in ("move", "copy") else ("path",) if op in ("add", "delete", "modify") else ()
+        if not need and not op.startswith("_"):
+            problems.append(f"changes[{i}] has unknown operation {op!r}")
+        for k in need:
+            if not is_abs_path(c.get(k)):
+                problems.append(f"changes[{i}] ({op}) has {k} {js(c.get(k))} (an absolute path is required)")
+        paths += [c[k] for k in ("path", "oldPath") if isinstance(c.get(k), str)]
+    patch = item.get("patch")
+    if isinstance(patch, dict) and patch.get("format") == "git_patch":
+        text = patch.get("text")
+        if not isinstance(text, str):
+            return problems + [f"git_patch text is {js(text, 60)}"], paths
+        if text.startswith(("From ", "commit ")):
+            problems.append("the git_patch starts with commit metadata or a mail envelope")
+        prefixes = ("--- ", "+++ ", "rename from ", "rename to ", "copy from ", "copy to ")
+        for line in text.splitlines():
+            pre = next((x for x in prefixes if line.startswith(x)), None)
+            if pre is None:
+                continue
+            p = _unquote(line[len(pre):].split("\t")[0])
+            if pre in ("--- ", "+++ ") and p == "/dev/null":
+                continue
+            if p.startswith(("a/", "b/")) or not is_abs_path(p):
+                problems.append(f"git_patch line {line[:80]!r} has a path that is not absolute (or has an a/ b/ prefix)")
+            elif p not in paths:
+                problems.append(f"git_patch patches {p!r}, which no entry of changes names")
+    elif patch is not None and not (isinstance(patch, dict) and isinstance(patch.get("format"), str)
+                                    and isinstance(patch.get("text"), str)):
+        problems.append(f"patch {js(patch, 80)} is not {{format, text}}")
+    return problems, paths
+
+
 class ToolMonitor(ConnMonitor):
-    rules = ("TOOL-001", "TOOL-002", "TOOL-003", "TOOL-004", "TOOL-006", "TOOL-007", "TOOL-008", "TOOL-009")
+    rules = ("TOOL-001", "TOOL-002", "TOOL-003", "TOOL-004", "TOOL-005", "TOOL-006", "TOOL-007", "TOOL-008", "TOOL-009",
+             "TOOL-010")
     expected = {
         "TOOL-001": "Tool calls are reported with tool_call_update (an upsert keyed by a required string "
                     "toolCallId); there is no v1-style `tool_call` update.",
@@ -85,12 +141,18 @@ class ToolMonitor(ConnMonitor):
         "TOOL-007": "tool_call/cancel for an unknown, final or non-cancellable tool call is rejected with -32602.",
         "TOOL-008": "Cancelling one tool call does not by itself end the turn as cancelled.",
         "TOOL-009": "Once a tool call reaches a final status it no longer advertises capabilities.cancel.",
+        "TOOL-005": "Diff content has changes[] (operation add/delete/modify/move/copy or `_`-prefixed, absolute path, "
+                    "absolute oldPath for move/copy); a git_patch uses absolute paths without a/ b/ prefixes, no "
+                    "commit metadata or mail envelope, and patches only paths listed in changes.",
+        "TOOL-010": "Session references in tool content ({type: session, sessionId}) name a session known to the "
+                    "client (set up on this connection or announced by subagent_update).",
     }
 
     def analyze(self, log: ConnLog) -> None:
         window = float(self.opt("tool_cancel_window", 30.0))
         tools: dict[tuple[str, str], ToolState] = {}
         cancels: list[tuple[Msg, ToolState | None, bool, Any]] = []  # request, state, cancellable, status then
+        self._subagents: set[str] = set()
         for m in log.msgs:
             if m.direction == SENT and m.kind == REQUEST and m.method == "tool_call/cancel":
                 p = m.params if isinstance(m.params, dict) else {}
@@ -113,6 +175,13 @@ class ToolMonitor(ConnMonitor):
                 continue
             sid, upd = su
             kind = upd.get("sessionUpdate")
+            if kind == "subagent_update" and isinstance(upd.get("sessionId"), str):
+                self._subagents.add(upd["sessionId"])
+            if kind in ("tool_call_update", "tool_call_content_chunk"):
+                c = upd.get("content")
+                for item in (c if kind == "tool_call_update" and isinstance(c, list) else [c]):
+                    if isinstance(item, dict):
+                        self._content(log, sid, upd.get("toolCallId"), item, m)
             if kind == "tool_call":
                 self.failed("TOOL-001", f"the agent sent a v1-style `tool_call` update at t={m.t:.2f}: "
                             f"{js(upd, 160)}; v2 has only tool_call_update.", fr([m]))
@@ -160,6 +229,28 @@ class ToolMonitor(ConnMonitor):
                                   "capabilities.cancel.", [m])
         for req, st, cancellable, status in cancels:
             self._judge_cancel(log, req, st, cancellable, status, window)
+
+    def _content(self, log: ConnLog, sid: str, tid: Any, item: dict, m: Msg) -> None:
+        t = item.get("type")
+        if t == "session":
+            ref = item.get("sessionId")
+            if ref in active_sessions(log, m) or ref in self._subagents:
+                self.pass_few("TOOL-010", f"tool call {js(tid)} references session {ref!r}, known to the client.", [m])
+            else:
+                self.failed("TOOL-010", f"tool call {js(tid)} at t={m.t:.2f} references session {js(ref)}, which was "
+                            "neither set up on this connection nor announced by subagent_update.", fr([m]))
+        elif t == "diff":
+            problems, paths = diff_problems(item)
+            if problems:
+                self.failed("TOOL-005", f"diff content of tool call {js(tid)} at t={m.t:.2f}: {'; '.join(problems)}.",
+                            fr([m]))
+                return
+            self.pass_few("TOOL-005", f"diff content of tool call {js(tid)} changes {', '.join(paths)}"
+                          + (" with a consistent git_patch." if isinstance(item.get("patch"), dict) else "."), [m])
+            if item.get("patch") is None and any(isinstance(c, dict) and c.get("operation") == "modify"
+                                                 for c in item.get("changes") or []):
+                self.noted("TOOL-005", f"diff content of tool call {js(tid)} modifies a file without a patch "
+                           "(agents should provide one when feasible).", fr([m]))
 
     def _first_report(self, st: ToolState, upd: dict, m: Msg, where: str) -> None:
         title = upd.get("title")

@@ -155,8 +155,8 @@ class CancelLifecycleMonitor(ConnMonitor):
                     self.pass_few("CANCEL-004", f"{where}: the work ended with idle \"cancelled\" at t={idle.t:.2f} "
                                   f"{how}.", [idle, c, q])
                 else:
-                    self.failed("CANCEL-004", f"{where}: the work ended with stopReason {js(sr)} at t={idle.t:.2f}.",
-                                fr([idle, c, q]))
+                    self.noted("CANCEL-004", f"{where}: the work ended {how} with stopReason {js(sr)} at "
+                               f"t={idle.t:.2f} (CANCEL-001 judges the stop reason).", fr([idle, c, q]))
             # CANCEL-005
             cr = next((m for m in log.msgs if m.order > c.order and m.direction == RECEIVED and m.kind == NOTIFICATION
                        and m.method == "$/cancel_request" and isinstance(m.params, dict)
@@ -178,6 +178,10 @@ class CancelLifecycleMonitor(ConnMonitor):
         if p is None:
             return
         r = p.responses[0] if p.responses else None
+        stop = next((m for m in log.msgs if m.order > p.order and m.direction == SENT and m.session_id == sid
+                     and m.method in ("session/cancel", "session/close")), None)
+        if r is not None and stop is not None and stop.order < r.order:
+            return  # answered only after a later cancel/close: CANCEL-002/009 judge that
         if r is None:
             self.untested("CANCEL-011", f"the prompt id={js(p.id)} after the cancelled idle got no response "
                           "(ERR-004 judges that).", fr([p, idle]))
@@ -228,7 +232,11 @@ class PromptBlocksMonitor(ConnMonitor):
 
     def analyze(self, log: ConnLog) -> None:
         caps: dict | None = None
+        busy: dict[Any, bool] = {}  # session -> foreground work active
         for m in log.msgs:
+            su = session_update(m)
+            if su is not None and su[1].get("sessionUpdate") == "state_update":
+                busy[su[0]] = su[1].get("state") in WORK_STATES
             if m.direction == RECEIVED and m.kind == RESPONSE and m.ok and m.request is not None \
                     and m.request.method == "initialize" and isinstance(m.result, dict):
                 c = m.result.get("capabilities")
@@ -252,6 +260,12 @@ class PromptBlocksMonitor(ConnMonitor):
                 key = "resource_link" in types
                 if r.ok:
                     self.pass_few("PROMPT-008", f"{where} was accepted.", [r, m], key=key, limit=1)
+                elif r.error_code == -32602 and (busy.get(m.session_id) or any(
+                        p.method == "session/prompt" and p.session_id == m.session_id and p.order < m.order
+                        and not any(x.order < r.order for x in p.responses) for p in log.msgs
+                        if p.direction == SENT and p.kind == REQUEST)):
+                    self.noted("PROMPT-008", f"{where} was rejected with -32602 {js(r.error)} while the session was "
+                               "busy; the rejection may not be about the blocks.", fr([r, m]))
                 elif r.error_code == -32602:
                     self.failed("PROMPT-008", f"{where} was rejected with -32602 {js(r.error)}.", fr([r, m]))
                 continue

@@ -1,14 +1,16 @@
 """session/resume, across the connections of one test: replay of history, original ids, no replay
 without replayFrom, unsupported cursors rejected, array-valued result members.
 
-*History* of a session is what the test saw live (outside any resume window): user messages (with the
-content of the prompt they answered), agent messages/thoughts and tool calls, by id. A resume window
+*History* of a session is what the test saw live (outside any resume window): user messages (id and
+content of the live user_message), agent messages/thoughts and tool calls, by id. A replayed user
+message "is" a live one when its content equals the live content (PROMPT-007). A resume window
 is the time between a session/resume request and its response; the updates in it for the session are
 the replay. The monitor is a plain ``Monitor`` (not per connection) because history crosses restarts.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +19,10 @@ from ..monitor import REQUEST, RESPONSE
 from ._common import AGENT_MESSAGE_KINDS, TOOL_KINDS, USER_KINDS, ConnMonitor, ConnLog, Msg, fr, hashable, js, session_update
 
 _HISTORY = USER_KINDS + AGENT_MESSAGE_KINDS + TOOL_KINDS
+
+
+def _cj(content: Any) -> str:
+    return json.dumps(content, sort_keys=True)
 
 
 def _ref(upd: dict) -> tuple[str, Any] | None:
@@ -30,7 +36,7 @@ def _ref(upd: dict) -> tuple[str, Any] | None:
 @dataclass(eq=False)
 class _Hist:
     refs: set = field(default_factory=set)
-    users: dict = field(default_factory=dict)  # messageId -> prompt content (from the prompt request)
+    users: dict = field(default_factory=dict)  # content (JSON) -> ids it was given live (echo and response)
 
 
 @dataclass(eq=False)
@@ -71,7 +77,8 @@ class ResumeLifecycleMonitor(ConnMonitor):
             if m.kind == REQUEST and isinstance(m.session_id, str):
                 if m.method == "session/resume":
                     h = self.hist.setdefault(m.session_id, _Hist())
-                    r = _R(m, m.session_id, m.params.get("replayFrom"), known=set(h.refs), users=dict(h.users))
+                    r = _R(m, m.session_id, m.params.get("replayFrom"), known=set(h.refs),
+                           users={k: set(v) for k, v in h.users.items()})
                     for o in self.resumes:
                         if o.sid == r.sid:
                             o.after_open = False
@@ -93,8 +100,8 @@ class ResumeLifecycleMonitor(ConnMonitor):
             elif rq.method == "session/prompt" and m.ok and isinstance(m.result, dict) and id(rq) in self.prompts:
                 sid, content = self.prompts[id(rq)]
                 mid = m.result.get("messageId")
-                if hashable(mid):
-                    self.hist.setdefault(sid, _Hist()).users[mid] = content
+                if isinstance(content, list) and hashable(mid):
+                    self.hist.setdefault(sid, _Hist()).users.setdefault(_cj(content), set()).add(mid)
             return
         su = session_update(m)
         if su is None:
@@ -112,6 +119,8 @@ class ResumeLifecycleMonitor(ConnMonitor):
         ref = _ref(upd)
         if ref is None:
             return
+        if kind == "user_message" and isinstance(upd.get("content"), list):
+            self.hist.setdefault(sid, _Hist()).users.setdefault(_cj(upd["content"]), set()).add(upd.get("messageId"))
         for o in self.resumes:
             if o.sid == sid and o.resp is not None and o.after_open and o.req.conn == m.conn and ref in o.known:
                 o.after.append(m)
@@ -189,17 +198,22 @@ class ResumeLifecycleMonitor(ConnMonitor):
             self.untested("RESUME-001", f"{label}: nothing of the {len(r.known)} known history id(s) was replayed "
                           "(retention is optional).", fr([resp, r.req]))
         # PROMPT-007
-        for mid, content in r.users.items():
-            if not isinstance(content, list):
-                continue
+        live_ids = set().union(*r.users.values()) if r.users else set()
+        for content, mids in r.users.items():
             same = [m for m in replayed if m.msg["params"]["update"].get("sessionUpdate") in USER_KINDS
-                    and m.msg["params"]["update"].get("content") == content]
+                    and isinstance(m.msg["params"]["update"].get("content"), list)
+                    and _cj(m.msg["params"]["update"]["content"]) == content]
             if not same:
                 continue
             ids = [m.msg["params"]["update"].get("messageId") for m in same]
-            if mid in ids:
-                self.pass_few("PROMPT-007", f"{label}: the user message {js(mid)} was replayed with its original "
-                              "messageId.", [same[ids.index(mid)], r.req])
-            elif not any(i in r.users for i in ids):
-                self.failed("PROMPT-007", f"{label}: the user message inserted as {js(mid)} was replayed (same "
-                            f"content) as {js(ids[0])}.", fr([same[0], r.req, resp]))
+            hit = [i for i in ids if i in mids]
+            if hit:
+                self.pass_few("PROMPT-007", f"{label}: the user message {js(hit[0])} was replayed with its original "
+                              "messageId.", [same[ids.index(hit[0])], r.req])
+            elif any(any(i in v for k, v in r.users.items() if k != content) for i in mids):
+                self.noted("PROMPT-007", f"{label}: the user message with id(s) {js(sorted(mids, key=str))} was "
+                           f"replayed as {js(ids[0])}, but that id was also given to other content (PROMPT-006 "
+                           "judges duplicate ids).", fr([same[0], r.req]))
+            elif not any(hashable(i) and i in live_ids for i in ids):
+                self.failed("PROMPT-007", f"{label}: the user message inserted as {js(sorted(mids, key=str))} was "
+                            f"replayed (same content) as {js(ids[0])}.", fr([same[0], r.req, resp]))

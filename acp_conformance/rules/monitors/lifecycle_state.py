@@ -119,7 +119,7 @@ class StateLifecycleMonitor(ConnMonitor):
                     st.waiting = m
             elif state == "idle":
                 sr = upd.get("stopReason")
-                self._stop_reason(m, upd, sr)
+                self._stop_reason(m, upd, sr, after_stop=st.active is not None and bool(st.stops))
                 if st.active is not None and not st.resuming:
                     if sr == "cancelled":
                         self._judge_cancelled(m, sid, st)
@@ -149,7 +149,7 @@ class StateLifecycleMonitor(ConnMonitor):
             self.failed("STATE-001", f"state_update with state {js(state)} at t={m.t:.2f}, not a defined or "
                         "\"_\"-prefixed state.", fr([m]))
 
-    def _stop_reason(self, m: Msg, upd: dict, sr: Any) -> None:
+    def _stop_reason(self, m: Msg, upd: dict, sr: Any, after_stop: bool = False) -> None:
         if sr is None:
             return
         if sr in STOP_REASONS or (isinstance(sr, str) and sr.startswith("_")):
@@ -160,7 +160,10 @@ class StateLifecycleMonitor(ConnMonitor):
         else:
             self.noted("PROMPT-014", f"idle with a non-string stopReason {js(sr)} at t={m.t:.2f} (the schema "
                        "judges its type).", fr([m]))
-        if sr == "error":
+        if sr == "error" and after_stop:
+            self.noted("PROMPT-015", f"idle stopReason \"error\" at t={m.t:.2f} ended work the suite had cancelled or "
+                       "closed: CANCEL-002 judges that; its error object is not judged here.", fr([m]))
+        elif sr == "error":
             err = upd.get("error")
             if err is None:
                 self.warned("PROMPT-015", f"idle stopReason \"error\" at t={m.t:.2f} without an error object.",

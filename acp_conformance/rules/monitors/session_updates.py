@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import posixpath
 import re
 from typing import Any
 
@@ -166,7 +167,7 @@ def path_problems(upd: dict[str, Any]) -> tuple[list[str], int]:
 
 class SessionUpdateMonitor(ConnMonitor):
     rules = ("UPDATE-001", "UPDATE-004", "UPDATE-006", "UPDATE-007", "UPDATE-008", "UPDATE-009",
-             "UPDATE-010", "UPDATE-011", "UPDATE-012", "SESSION-010",
+             "UPDATE-010", "UPDATE-011", "UPDATE-012", "SESSION-010", "SESSION-011",
              "CONTENT-001", "CONTENT-002", "CONTENT-003", "CONTENT-004")
     expected = {
         "UPDATE-001": "session/update is a notification (no id) with params.sessionId (string) and an update "
@@ -186,6 +187,8 @@ class SessionUpdateMonitor(ConnMonitor):
                       "session_message updates carry a messageId.",
         "SESSION-010": "Every session/update names a session created or resumed on this connection, or a "
                        "child announced earlier by subagent_update.",
+        "SESSION-011": "Paths the agent reports for a session (tool locations, terminal cwd) lie in the session's "
+                       "cwd, not in the directory the agent process was started in.",
         "CONTENT-001": "Every content block the agent emits is well-formed (required fields, base64 data, "
                        "a defined or `_` type).",
         "CONTENT-002": "Icon src is an https: or data: URI.",
@@ -196,6 +199,36 @@ class SessionUpdateMonitor(ConnMonitor):
     def __init__(self, ctx):
         super().__init__(ctx)
         self.seen: dict[str, int] = {}  # rule -> number of situations judged over the test
+        self.proc_cwd: dict[int, Any] = {}
+        self.inner_session = False  # an update came for a session whose cwd is inside the process's
+
+    def on_event(self, log: ConnLog, frame) -> None:
+        if frame.event == "start" and isinstance(frame.detail, dict):
+            self.proc_cwd[log.conn] = frame.detail.get("cwd")
+
+    def _judge_cwd(self, m: Msg, sid: str, upd: dict[str, Any], cwds: dict[str, str], proc: Any) -> None:
+        """SESSION-011, for a session whose cwd lies strictly inside the process's directory."""
+        b = cwds.get(sid)
+        if not isinstance(b, str) or not isinstance(proc, str):
+            return
+        a, b = posixpath.normpath(str(proc)), posixpath.normpath(b)
+        if a == b or not b.startswith(a.rstrip("/") + "/"):
+            return
+        self.inner_session = True
+        paths = [x.get("path") for x in upd.get("locations") or [] if isinstance(x, dict)]
+        if upd.get("sessionUpdate") == "terminal_update" and upd.get("cwd") is not None:
+            paths.append(upd.get("cwd"))
+        for path in paths:
+            if not isinstance(path, str) or not is_abs_path(path):
+                continue
+            q = posixpath.normpath(path)
+            self.bump("SESSION-011")
+            if q == b or q.startswith(b.rstrip("/") + "/"):
+                self.pass_few("SESSION-011", f"{upd.get('sessionUpdate')} for {sid!r} at t={m.t:.2f} reports {path!r}, "
+                              f"inside the session cwd {b!r}.", [m], limit=1)
+            elif q == a or q.startswith(a.rstrip("/") + "/"):
+                self.failed("SESSION-011", f"{upd.get('sessionUpdate')} for {sid!r} at t={m.t:.2f} reports {path!r}: in "
+                            f"the agent process's directory {a!r}, outside the session cwd {b!r}.", fr([m]))
 
     def bump(self, rule: str) -> None:
         self.seen[rule] = self.seen.get(rule, 0) + 1
@@ -205,8 +238,12 @@ class SessionUpdateMonitor(ConnMonitor):
         children: set[str] = set()
         pending_new: list[Msg] = []
         compactions: dict[tuple[str, Any], dict[str, Any]] = {}
+        cwds: dict[str, str] = {}  # sessionId -> the cwd the client gave
         for m in log.msgs:
             if m.direction == SENT:
+                if m.kind == REQUEST and m.method == "session/resume" and isinstance(m.params, dict) \
+                        and isinstance(m.session_id, str) and isinstance(m.params.get("cwd"), str):
+                    cwds[m.session_id] = m.params["cwd"]
                 if m.kind == REQUEST and m.method in ("session/resume", "session/load") and isinstance(m.session_id, str):
                     known.add(m.session_id)
                 elif m.kind == REQUEST and m.method == "session/new":
@@ -216,6 +253,9 @@ class SessionUpdateMonitor(ConnMonitor):
                 sid = m.result.get("sessionId")
                 if isinstance(sid, str):
                     known.add(sid)
+                    rp = m.request.params if m.request is not None and isinstance(m.request.params, dict) else {}
+                    if isinstance(rp.get("cwd"), str):
+                        cwds[sid] = rp["cwd"]
                 if m.request in pending_new:
                     pending_new.remove(m.request)
                 continue
@@ -248,6 +288,7 @@ class SessionUpdateMonitor(ConnMonitor):
                 self.failed("SESSION-010", f"session/update {kind} at t={m.t:.2f} names {sid!r}, which was neither "
                             "created nor resumed on this connection nor announced by subagent_update.", fr([m]))
             self._judge_update(m, sid, kind, upd, known, children, compactions)
+            self._judge_cwd(m, sid, upd, cwds, self.proc_cwd.get(log.conn))
         # UPDATE-011: status change after terminal is judged inline; nothing left at the end
 
     def _judge_update(self, m: Msg, sid: str, kind: str, upd: dict[str, Any], known: set[str],
@@ -419,6 +460,10 @@ class SessionUpdateMonitor(ConnMonitor):
             self.pass_few(rule, f"{where} is well-formed for {rule}.", [m], key=key, limit=1)
 
     def finish_test(self) -> None:
+        if self.inner_session and not self.seen.get("SESSION-011"):
+            self.untested("SESSION-011", "the session whose cwd is a subdirectory of the agent's directory got no "
+                          "update with a tool location or terminal cwd; --acp-tool-prompt should make the agent "
+                          "call a tool")
         for rule, variant in _USAGE.items():
             if not self.seen.get(rule):
                 self.ctx.report(rule, SKIP, f"the agent sent no {variant} updates in this test", self.expected[rule])

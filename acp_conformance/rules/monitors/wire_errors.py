@@ -115,8 +115,7 @@ def attribute(frames: list[Frame], msgs: list[Msg]) -> tuple[list[Sent], list[tu
                 reqs, invalid, _ = _batch_owed(value)
                 if invalid and not reqs:
                     waiting.append(s)
-            if kind in ("silent", "maybe") or (kind == "batch" and _batch_owed(value)[:2] == (0, 0)):
-                last_quiet = s
+            last_quiet = s  # the latest line of the suite (the name is historical: it may owe answers)
             continue
         if f.direction != RECEIVED or f.problem is not None:
             continue
@@ -133,10 +132,15 @@ def attribute(frames: list[Frame], msgs: list[Msg]) -> tuple[list[Sent], list[tu
             continue
         if waiting:
             waiting.popleft().answers.append(f)
-        elif last_quiet is not None and last_quiet.kind == "maybe":
-            last_quiet.answers.append(f)
-        else:
-            stray.append((f, last_quiet))
+        elif last_quiet is not None and last_quiet.kind in ("maybe", "batch") and (
+                last_quiet.kind == "maybe" or _batch_owed(last_quiet.value)[:2] != (0, 0)):
+            last_quiet.answers.append(f)  # e.g. a batch refused as a whole with one -32600
+        elif all(isinstance(m.msg, dict) and m.msg.get("id") is None for m in ms):
+            # an id-null answer to nothing: blamed on the suite's latest line when it was a notification
+            quiet = last_quiet is not None and (last_quiet.kind == "silent" or (
+                last_quiet.kind == "batch" and _batch_owed(last_quiet.value)[:2] == (0, 0)))
+            stray.append((f, last_quiet if quiet else None))
+        # a stray answer with an id answers some request (ERR-004 / ERR-008 judge it)
     return sent_items, stray
 
 
@@ -227,7 +231,7 @@ class WireErrorMonitor(FrameLogMixin, ConnMonitor):
                                 fr([m, m.request]))
                 else:
                     self.pass_few("ERR-015", f"error code {code} (for {m.method or 'a request'}) is allowed.",
-                                  [m], key=code, limit=1)
+                                  [m])
 
     # -- ERR-012 ------------------------------------------------------------------------------
     def _judge_shape(self, m: Msg) -> None:

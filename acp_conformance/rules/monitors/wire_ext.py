@@ -101,7 +101,7 @@ class ExtMonitor(FrameLogMixin, ConnMonitor):
             self.failed("EXT-004", f"{what} (t={m.t:.2f}) carries the custom root field {k!r} in {where}; extension "
                         "data belongs in _meta.", fr([m]))
         elif any(isinstance(obj, dict) for _, obj in roots):
-            self.pass_few("EXT-004", f"{what} has no custom root fields.", [m], key=what, limit=1)
+            self.pass_few("EXT-004", f"{what} has no custom root fields.", [m])
 
     def _enums(self, m: Msg) -> None:
         vals: list[tuple[str, str, Any]] = []  # (field, enum, value)
@@ -130,7 +130,7 @@ class ExtMonitor(FrameLogMixin, ConnMonitor):
             if v is None or not isinstance(v, str):
                 continue  # shape errors are the schema's
             if v in OPEN_ENUMS[enum] or v.startswith("_"):
-                self.pass_few("EXT-005", f"{field} {v!r} is spec-defined or _-prefixed.", [m], key=enum, limit=1)
+                self.pass_few("EXT-005", f"{field} {v!r} is spec-defined or _-prefixed.", [m])
             else:
                 self.failed("EXT-005", f"{m.method} (t={m.t:.2f}) uses the {field} value {v!r}, neither defined by ACP "
                             "nor _-prefixed (custom values must start with _).", fr([m]))

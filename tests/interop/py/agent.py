@@ -3,8 +3,8 @@
 It mirrors the app-level behaviour of acp_conformance/reference/agent.py as far as the SDK lets
 application code do it (see docs/interop.md): the SDK owns framing, routing, params validation,
 version negotiation and the error codes of the JSON-RPC layer; this file owns sessions, the
-user_message echo with a messageId, state updates, the "slowly" long turn, cancel, resume with
-and without replay, close and list. Sessions persist as JSON files in ./.interop-agent/sessions/.
+user_message echo with a messageId, state updates, the "slowly" long turn and the "fail" turn,
+cancel, resume with and without replay, close and list. Sessions persist as JSON files in ./.interop-agent/sessions/.
 
 Run: tests/interop/.venv/bin/python tests/interop/py/agent.py
 """
@@ -80,7 +80,7 @@ class InteropAgent:
     async def initialize(self, protocol_version: int, info: Any, capabilities: Any = None, **_: Any) -> dict:
         # The SDK itself rejects every protocolVersion other than 2 before this runs.
         return {"protocolVersion": 2, "info": {"name": "interop-python-agent", "version": "0.1.0"},
-                "capabilities": {}}
+                "capabilities": {"session": {}}}
 
     async def new_session(self, cwd: str, mcp_servers: list | None = None, **_: Any) -> dict:
         if not os.path.isabs(cwd):
@@ -90,7 +90,7 @@ class InteropAgent:
         session = Session({"sessionId": new_id("sess_"), "cwd": cwd, "history": []})
         session.save()
         self.sessions[session.id] = session
-        return {"sessionId": session.id}
+        return {"sessionId": session.id, "configOptions": []}
 
     async def list_sessions(self, cwd: str | None = None, cursor: str | None = None, **_: Any) -> dict:
         if cursor is not None:
@@ -131,7 +131,7 @@ class InteropAgent:
             await self.update(session, {"sessionUpdate": "replay_complete"})
         state = "running" if session.turn is not None else "idle"
         await self.update(session, {"sessionUpdate": "state_update", "state": state})
-        return {}
+        return {"configOptions": []}
 
     # -- prompts ---------------------------------------------------------------------------------
 

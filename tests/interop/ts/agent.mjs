@@ -4,8 +4,8 @@
 // It mirrors the app-level behaviour of acp_conformance/reference/agent.py as far as the SDK lets
 // application code do it (see docs/interop.md): the SDK owns framing, routing, params validation,
 // version negotiation and the JSON-RPC error codes; this file owns sessions, the user_message
-// echo with a messageId, state updates, the "slowly" long turn, cancel, resume with and without
-// replay, close and list. Sessions persist as JSON files in ./.interop-agent/sessions/.
+// echo with a messageId, state updates, the "slowly" long turn and the "fail" turn, cancel,
+// resume with and without replay, close and list. Sessions persist as JSON files in ./.interop-agent/sessions/.
 //
 // Run: node tests/interop/ts/agent.mjs
 
@@ -93,7 +93,7 @@ const app = agent({ name: "interop-ts-agent" })
   .onRequest("initialize", () => ({
     protocolVersion: 2,
     info: { name: "interop-ts-agent", version: "0.1.0" },
-    capabilities: {},
+    capabilities: { session: {} },
   }))
   .onRequest("session/new", ({ params }) => {
     if (!path.isAbsolute(params.cwd)) throw RequestError.invalidParams(undefined, "cwd must be an absolute path");
@@ -101,7 +101,7 @@ const app = agent({ name: "interop-ts-agent" })
     const session = { record: { sessionId: newId("sess_"), cwd: params.cwd, history: [] }, turn: null, held: [] };
     save(session);
     sessions.set(session.record.sessionId, session);
-    return { sessionId: session.record.sessionId };
+    return { sessionId: session.record.sessionId, configOptions: [] };
   })
   .onRequest("session/list", ({ params }) => {
     if (params.cursor != null) throw RequestError.invalidParams(undefined, "invalid cursor");
@@ -140,7 +140,7 @@ const app = agent({ name: "interop-ts-agent" })
       await update(client, session, { sessionUpdate: "replay_complete" });
     }
     await update(client, session, { sessionUpdate: "state_update", state: session.turn ? "running" : "idle" });
-    return {};
+    return { configOptions: [] };
   })
   .onRequest("session/prompt", async ({ params, client, signal }) => {
     const session = live(params.sessionId);
