@@ -98,6 +98,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help="PROMPT-005: work longer than this whose response came only after idle fails (default 5)")
     g.addoption("--acp-stop-reason-should", dest="acp_stop_reason_should", action="store_true", default=False,
                 help="PROMPT-013: treat a missing stopReason as a warning (the schema's SHOULD) not a failure")
+    g.addoption("--acp-rules", dest="acp_rules", default=None, metavar="IDS",
+                help="run only the scenarios bound to these rule IDs (comma-separated); the verdict then "
+                     "covers the run, so rules left out are not-tested")
     g.addoption("--acp-auth-method", dest="acp_auth_method", default=None, metavar="ID",
                 help="call auth/login with this methodId right after every initialize (before session/new)")
 
@@ -197,6 +200,22 @@ STATE = pytest.StashKey[SuiteState]()
 
 
 # -- collection ---------------------------------------------------------------------------------
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list) -> None:
+    state = config.stash.get(STATE, None)
+    wanted = config.getoption("acp_rules", None)
+    if state is None or not wanted:
+        return
+    ids = {w.strip() for w in wanted.split(",") if w.strip()}
+    unknown = sorted(ids - set(state.catalog))
+    if unknown:
+        raise pytest.UsageError(f"--acp-rules: unknown rule IDs {', '.join(unknown)}")
+    keep = [i for i in items if not isinstance(i, ScenarioItem) or ids & set(i.scenario.rules)]
+    dropped = [i for i in items if i not in keep]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
+
+
 def pytest_collect_file(file_path: Path, parent: pytest.Collector):
     state = parent.config.stash.get(STATE, None)
     if state is None or file_path.suffix not in (".yaml", ".yml"):

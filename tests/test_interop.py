@@ -86,6 +86,10 @@ def require_target(target: str) -> None:
 
 @pytest.mark.parametrize("target", sorted(TARGETS))
 def test_interop_target_verdicts(target: str, tmp_path: Path) -> None:
+    if not os.environ.get("ACP_INTEROP"):
+        # a full suite run against an SDK agent takes minutes (the Python SDK spends seconds of CPU
+        # importing at every start): too long for the default CI budget, so it is opt-in
+        pytest.skip("interop runs are opt-in: bash tests/interop/install.sh && ACP_INTEROP=1 pytest tests/test_interop.py")
     require_target(target)
     expected = {rule: statuses(entry) for rule, entry in load_expected()[target].items()}
     # The Python SDK takes seconds of CPU to import (pydantic models): allow a slow start on a busy machine.

@@ -62,7 +62,9 @@ NEW = "\n".join([req(1, "session/new", {"cwd": "/p"}), ok(1, {"sessionId": "s1"}
 # a prompt, a long turn cancelled with a held prompt, a cancel of the idle session, a prompt after it
 CANCEL = "\n".join([
     prompt(3, "s1", "hello"), user("s1", "u1", "hello"), ok(3, {"messageId": "u1"}), st("s1", "running"),
+    prompt(13, "s1", "next"),
     chunk("s1", "a1", "hi"), st("s1", "idle", stopReason="end_turn"),
+    user("s1", "u13", "next"), ok(13, {"messageId": "u13"}), st("s1", "running"), st("s1", "idle", stopReason="end_turn"),
     prompt(4, "s1", "long"), user("s1", "u2", "long"), ok(4, {"messageId": "u2"}), st("s1", "running"),
     chunk("s1", "a2", "1 "),
     prompt(5, "s1", "held"),
@@ -80,6 +82,9 @@ CANCEL = "\n".join([
     req(10, "session/list", {}), ok(10, {"sessions": []}),
     C({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 10}}),
     req(11, "session/list", {}), ok(11, {"sessions": []}),
+    req(12, "session/list", {}),
+    C({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 12}}),
+    err(12, -32800, "Request cancelled"),
 ])
 
 # a permission: allowed (requires_action, running again), then withheld and cancelled
@@ -182,8 +187,8 @@ def test_close_004_held_prompt_wrong_code():
 
 
 def test_state_001_unknown_state():
-    fails(change(BASE, st("s1", "running") + "\n" + chunk("s1", "a1", "hi"),
-                 st("s1", "working") + "\n" + chunk("s1", "a1", "hi")), "STATE-001")
+    fails(change(BASE, st("s1", "running") + "\n" + chunk("s1", "a2", "1 "),
+                 st("s1", "running") + "\n" + st("s1", "working") + "\n" + chunk("s1", "a2", "1 ")), "STATE-001")
 
 
 def test_state_002_stuck_in_requires_action():
@@ -207,7 +212,7 @@ def test_state_007_cancelled_without_a_stop():
 
 
 def test_prompt_014_invented_stop_reason():
-    fails(change(BASE, st("s1", "idle", stopReason="end_turn"), st("s1", "idle", stopReason="done"), count=3),
+    fails(change(BASE, st("s1", "idle", stopReason="end_turn"), st("s1", "idle", stopReason="done"), count=4),
           "PROMPT-014")
 
 
@@ -278,6 +283,24 @@ def test_prompt_008_resource_link_rejected():
 
 def test_prompt_009_unknown_block_accepted():
     fails(change(BASE, err(8, -32602), ok(8, {"messageId": "u8"})), "PROMPT-009")
+
+
+def test_cancel_012_two_responses():
+    fails(change(BASE, err(12, -32800, "Request cancelled"), err(12, -32800, "Request cancelled") + "\n"
+                 + ok(12, {"sessions": []})), "CANCEL-012")
+
+
+def test_cancel_014_agent_cancels_a_client_id():
+    fails(change(BASE, A({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 1}}),
+                 req(50, "session/list", {}) + "\n"
+                 + A({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 50}}) + "\n"
+                 + A({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 1}}) + "\n"
+                 + ok(50, {"sessions": []})), "CANCEL-014")
+
+
+def test_prompt_017_held_prompt_answered_twice():
+    fails(change(BASE, ok(13, {"messageId": "u13"}), ok(13, {"messageId": "u13"}) + "\n" + ok(13, {"messageId": "u13"})),
+          "PROMPT-017")
 
 
 def test_not_observable_list():

@@ -107,9 +107,9 @@ class Runner:
                 value = value[int(part)]
             else:
                 return None
-        if isinstance(value, Pending):
+        if isinstance(value, Pending) and rest:
             value = value.msg
-        return value
+        return value  # a bare $p stays the request handle, so that `await: {response: $p}` can wait on it
 
     def resolve(self, value: Any) -> Any:
         if isinstance(value, str):

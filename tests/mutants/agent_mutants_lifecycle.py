@@ -72,13 +72,6 @@ class Resume007(ReferenceAgent):
         return ReferenceAgent.parse_replay_from(params)
 
 
-class Prompt014(ReferenceAgent):
-    """Ends normal work with the invented stopReason "done"."""
-
-    def idle_update(self, stop_reason, error=None):
-        return super().idle_update("done" if stop_reason == "end_turn" else stop_reason, error)
-
-
 class State007(ReferenceAgent):
     """Work that fails for its own reasons is reported as stopReason "cancelled"."""
 
@@ -101,23 +94,6 @@ class Cancel005(ReferenceAgent):
         future = self.pending_out.pop(request_id, None)
         if future is not None and not future.done():
             future.cancel()
-
-
-class Cancel011(ReferenceAgent):
-    """After a cancelled turn the next prompt of the session is refused once."""
-
-    def cancelled_stop_reason(self):
-        self._refuse_next = True
-        return super().cancelled_stop_reason()
-
-    def handle_session_prompt(self, ctx, params):
-        if getattr(self, "_refuse_next", False):
-            session = self.sessions.get(params.get("sessionId"))
-            if session is not None and session.turn is None and not session.held:
-                self._refuse_next = False
-                self.respond_error(ctx, INTERNAL_ERROR, "Still cleaning up the cancelled turn")
-                return
-        super().handle_session_prompt(ctx, params)
 
 
 class Prompt008(ReferenceAgent):
@@ -181,10 +157,8 @@ MUTANTS = {
     "close-003": (("CLOSE-003",), Close003),
     "close-004": (("CLOSE-004",), Close004),
     "resume-007": (("RESUME-007",), Resume007),
-    "prompt-014": (("PROMPT-014",), Prompt014),
     "state-007": (("STATE-007",), State007),
     "cancel-005": (("CANCEL-005",), Cancel005),
-    "cancel-011": (("CANCEL-011",), Cancel011),
     "prompt-007": (("PROMPT-007",), Prompt007),
     "prompt-008": (("PROMPT-008",), Prompt008),
     "prompt-009": (("PROMPT-009",), Prompt009),

@@ -22,7 +22,8 @@ def _upd(m: Msg) -> dict:
 
 
 class CancelLifecycleMonitor(ConnMonitor):
-    rules = ("CANCEL-004", "CANCEL-005", "CANCEL-008", "CANCEL-009", "CANCEL-011", "CANCEL-013")
+    rules = ("CANCEL-004", "CANCEL-005", "CANCEL-006", "CANCEL-008", "CANCEL-009", "CANCEL-011", "CANCEL-012",
+             "CANCEL-013", "CANCEL-014", "PROMPT-017")
     expected = {
         "CANCEL-004": "On session/cancel the agent stops waiting for its pending permission requests: the work "
                       "ends with idle \"cancelled\" without an answer, and the tool call does not complete.",
@@ -33,7 +34,13 @@ class CancelLifecycleMonitor(ConnMonitor):
         "CANCEL-009": "A prompt held (not yet answered) when its session is cancelled gets exactly one response: "
                       "-32800 without insertion, or success with its user message.",
         "CANCEL-011": "After idle \"cancelled\" the session accepts a new prompt.",
+        "CANCEL-006": "The agent stops cancelled work promptly: the cancelled idle follows session/cancel within "
+                      "the threshold (cancel_warn_after, default 10 s).",
+        "CANCEL-012": "A request named by $/cancel_request while pending still gets exactly one response (its "
+                      "result, its cancellation result, or -32800).",
         "CANCEL-013": "$/cancel_request for an unknown or already answered id is ignored: no response, no error.",
+        "CANCEL-014": "A $/cancel_request the agent sends names one of its own still-pending requests to the client.",
+        "PROMPT-017": "A prompt held while other foreground work of its session runs gets exactly one response.",
     }
 
     def analyze(self, log: ConnLog) -> None:
@@ -44,16 +51,21 @@ class CancelLifecycleMonitor(ConnMonitor):
         pending_suite: dict[tuple, Msg] = {}
         perms_pending: dict[tuple, Msg] = {}
         cancel_reqs: list[Msg] = []
-        msgs = log.msgs
-        for m in msgs:
+        pending_cancels: list[tuple[Msg, Msg]] = []  # (suite $/cancel_request, the pending request it names)
+        held_all: list[Msg] = []
+        agent_pending: dict[tuple, Msg] = {}  # requests of the agent to the suite not answered yet
+        for m in log.msgs:
             if m.direction == SENT:
                 sid = m.session_id
                 if m.kind == REQUEST and m.id is not None:
                     pending_suite[id_key(m.id)] = m
                     if m.method == "session/prompt" and isinstance(sid, str):
+                        if active.get(sid) is not None:
+                            held_all.append(m)
                         prompts.setdefault(sid, []).append(m)
                 elif m.kind == RESPONSE and m.request is not None:
                     perms_pending.pop(id_key(m.id), None)
+                    agent_pending.pop(id_key(m.id), None)
                 elif m.kind == NOTIFICATION and m.method == "session/cancel" and isinstance(sid, str):
                     is_active = active.get(sid) is not None
                     held = [p for p in prompts.get(sid, []) if not any(r.order < m.order for r in p.responses)]
@@ -61,12 +73,15 @@ class CancelLifecycleMonitor(ConnMonitor):
                     cancels.append((m, sid, is_active, held if is_active else [], perms if is_active else []))
                 elif m.kind == NOTIFICATION and m.method == "$/cancel_request":
                     rid = (m.params or {}).get("requestId") if isinstance(m.params, dict) else None
-                    try:
-                        if id_key(rid) not in pending_suite:
-                            cancel_reqs.append(m)
-                    except TypeError:
-                        pass
+                    if id_key(rid) not in pending_suite:
+                        cancel_reqs.append(m)
+                    else:
+                        pending_cancels.append((m, pending_suite[id_key(rid)]))
                 continue
+            if m.kind == NOTIFICATION and m.method == "$/cancel_request":
+                self._judge_agent_cancel_request(m, agent_pending, pending_suite)
+            if m.kind == REQUEST and m.id is not None:
+                agent_pending[id_key(m.id)] = m
             if m.direction != RECEIVED:
                 continue
             if m.kind == RESPONSE:
@@ -95,6 +110,67 @@ class CancelLifecycleMonitor(ConnMonitor):
                 self._judge_idle_cancel(log, c, sid, prompts.get(sid, []))
         for cr in cancel_reqs:
             self._judge_cancel_request(log, cr)
+        for cr, rq in pending_cancels:
+            self._judge_pending_cancel(log, cr, rq)
+        stopped = {id(p) for _c, _s, _a, held, _p in cancels for p in held} | {id(rq) for _c, rq in pending_cancels}
+        closed = [m for m in log.msgs if m.direction == SENT and m.kind == REQUEST and m.method == "session/close"]
+        for p in held_all:
+            if id(p) in stopped or any(c.session_id == p.session_id and c.order > p.order
+                                       and not any(r.order < c.order for r in p.responses) for c in closed):
+                continue  # cancelled or closed while pending: CANCEL-009 / CANCEL-012 / CLOSE-004 judge it
+            self._judge_held_answer(log, p)
+
+    def _judge_agent_cancel_request(self, m: Msg, agent_pending: dict, pending_suite: dict) -> None:
+        p = m.params if isinstance(m.params, dict) else {}
+        rid = p.get("requestId")
+        where = f"the agent's $/cancel_request for requestId {js(rid)} at t={m.t:.2f}"
+        own = [agent_pending[id_key(rid)]] if id_key(rid) in agent_pending else []
+        if own:
+            self.pass_few("CANCEL-014", f"{where} names its own pending {own[0].method} (t={own[0].t:.2f}).",
+                          [m, own[0]])
+        elif id_key(rid) in pending_suite:
+            self.failed("CANCEL-014", f"{where} names no pending request of the agent but the suite's pending "
+                        f"{pending_suite[id_key(rid)].method} with that id (each direction has its own ids).",
+                        fr([m, pending_suite[id_key(rid)]]))
+        else:
+            self.noted("CANCEL-014", f"{where} names no request of the agent that is still pending (already "
+                       "answered or unknown).", fr([m]))
+
+    def _judge_pending_cancel(self, log: ConnLog, cr: Msg, rq: Msg) -> None:
+        where = f"$/cancel_request (t={cr.t:.2f}) for the pending {rq.method} id={js(rq.id)}"
+        rs = rq.responses
+        if len(rs) > 1:
+            self.failed("CANCEL-012", f"{where}: {len(rs)} responses.", fr([rs[1], rs[0], cr, rq]))
+        elif not rs:
+            if log.waited(cr.t) >= float(self.opt("held_answer_grace", 2.0)):
+                self.failed("CANCEL-012", f"{where}: no response ({log.end_desc}).", fr([cr, rq]))
+            else:
+                self.untested("CANCEL-012", f"{where}: no response yet, too little time observed.", fr([cr, rq]))
+        elif rs[0].ok or rs[0].error_code == -32800:
+            what = "a result" if rs[0].ok else "-32800"
+            self.pass_few("CANCEL-012", f"{where}: exactly one response ({what}) at t={rs[0].t:.2f}.", [rs[0], cr, rq])
+        else:
+            self.noted("CANCEL-012", f"{where}: one response, error {js(rs[0].error)} (neither a result nor -32800; "
+                       "it may be the method's ordinary error).", fr([rs[0], cr, rq]))
+
+    def _judge_held_answer(self, log: ConnLog, p: Msg) -> None:
+        where = f"prompt id={js(p.id)} for {p.session_id!r} sent while work ran (t={p.t:.2f})"
+        rs = p.responses
+        if len(rs) > 1:
+            self.failed("PROMPT-017", f"{where}: {len(rs)} responses.", fr([rs[1], rs[0], p]))
+        elif rs:
+            self.pass_few("PROMPT-017", f"{where}: exactly one response ({'success' if rs[0].ok else 'error'}) at "
+                          f"t={rs[0].t:.2f}.", [rs[0], p])
+        else:
+            idle = self._first_idle(log, p.session_id, p)
+            grace = float(self.opt("held_answer_grace", 2.0))
+            if idle is not None and log.waited(idle.t) >= grace:
+                self.failed("PROMPT-017", f"{where}: no response, although the session reported idle at "
+                            f"t={idle.t:.2f} and the suite waited {log.waited(idle.t):.2f} s ({log.end_desc}).",
+                            fr([p, idle]))
+            else:
+                self.untested("PROMPT-017", f"{where}: no response and the work it waited for did not end "
+                              f"({log.end_desc}).", fr([p]))
 
     def _first_idle(self, log: ConnLog, sid: str, after: Msg) -> Msg | None:
         for m in log.msgs:
@@ -174,6 +250,14 @@ class CancelLifecycleMonitor(ConnMonitor):
         idle = self._first_idle(log, sid, c)
         if idle is None or _upd(idle).get("stopReason") != "cancelled":
             return
+        limit = float(self.opt("cancel_warn_after", 10.0))
+        dt = idle.t - c.t
+        if dt > limit:
+            self.warned("CANCEL-006", f"session/cancel for {sid!r} at t={c.t:.2f}: the cancelled idle came {secs(dt)} "
+                        f"later (more than {secs(limit)}).", fr([idle, c]))
+        else:
+            self.pass_few("CANCEL-006", f"session/cancel for {sid!r} at t={c.t:.2f}: the cancelled idle followed "
+                          f"{secs(dt)} later.", [idle, c])
         p = self._next_prompt(prompts, idle)
         if p is None:
             return

@@ -138,6 +138,8 @@ class WireTransportMonitor(FrameLogMixin, ConnMonitor):
         arrays = [a for a in answers if isinstance(a.msg, list)]
         singles = [a for a in answers if not isinstance(a.msg, list)]
         members = [x for a in arrays for x in a.msg] + [a.msg for a in singles]
+        # an id-null object after a batch with notifications answers a notification (TRANSPORT-007's)
+        singles = [a for a in singles if not (isinstance(a.msg, dict) and a.msg.get("id") is None and notes)]
         if reqs:
             if singles and not arrays:
                 self.warned("TRANSPORT-005", f"{label} was answered with {len(singles)} separate response object(s) "
