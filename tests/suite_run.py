@@ -44,6 +44,7 @@ class SuiteRun:
 
 
 def run_suite(agent_argv: list[str], workdir: Path, *extra: str, timeout: float = 300) -> SuiteRun:
+    workdir.mkdir(parents=True, exist_ok=True)
     report_dir = workdir / "reports"
     junit = workdir / "junit.xml"
     cmd = [sys.executable, "-m", "pytest", f"--agent-cmd={shlex.join(agent_argv)}",

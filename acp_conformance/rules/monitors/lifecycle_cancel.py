@@ -317,7 +317,16 @@ class PromptBlocksMonitor(ConnMonitor):
     def analyze(self, log: ConnLog) -> None:
         caps: dict | None = None
         busy: dict[Any, bool] = {}  # session -> foreground work active
+        active: set[Any] = set()  # sessions created or resumed on this connection, not closed
         for m in log.msgs:
+            if m.direction == RECEIVED and m.kind == RESPONSE and m.ok and m.request is not None:
+                rm = m.request.method
+                if rm == "session/new" and isinstance(m.result, dict):
+                    active.add(m.result.get("sessionId"))
+                elif rm == "session/resume":
+                    active.add(m.request.session_id)
+                elif rm == "session/close":
+                    active.discard(m.request.session_id)
             su = session_update(m)
             if su is not None and su[1].get("sessionUpdate") == "state_update":
                 busy[su[0]] = su[1].get("state") in WORK_STATES
@@ -332,8 +341,8 @@ class PromptBlocksMonitor(ConnMonitor):
                     or not m.responses or caps is None:
                 continue
             r = m.responses[0]
-            if not r.ok and r.error_code not in (-32602,) and r.error_code != -32800 and r.error_code != -32002:
-                pass
+            if m.session_id not in active:
+                continue  # a prompt for a session not active here is the unknown-session rules' business
             if not r.ok and r.error_code in (-32002, -32800):
                 continue
             types = [b.get("type") for b in blocks]

@@ -295,7 +295,9 @@ class PromptMonitor(ConnMonitor):
                     break
         # PROMPT-005: response before the end of the work
         idle = rec.end_idle
-        if idle is not None:
+        if idle is not None and rec.overlap:
+            pass  # with another prompt in flight the idle may end that prompt's work: not attributable
+        elif idle is not None:
             if resp.order > idle.order:
                 work = idle.t - req.t
                 threshold = float(self.opt("insertion_work_threshold", 5.0))
