@@ -916,3 +916,23 @@ def test_odd_shapes_do_not_raise():
     p.received(b"\xff\xfe")
     findings = p.finish()
     assert FAIL in statuses(findings, "TRANSPORT-003")
+
+
+def test_stray_idle_crossing_the_next_prompt_is_not_its_end():
+    # A second idle of earlier work that the agent wrote before it read the next prompt arrives before
+    # that prompt's response: it is not the end of the new work (found by a CI run under load).
+    stray = upd("sess_1", {"sessionUpdate": "state_update", "state": "idle", "stopReason": "cancelled"})
+    s = "\n".join([INIT2, SESSION_NEW, PROMPT.strip().split("\n# ---")[0],
+                   C('{"jsonrpc":"2.0","id":7,"method":"session/prompt","params":{"sessionId":"sess_1","prompt":[{"type":"text","text":"again"}]}}'),
+                   A(stray),
+                   A('{"jsonrpc":"2.0","id":7,"result":{"messageId":"msg_u7"}}'),
+                   A(upd("sess_1", {"sessionUpdate": "user_message", "messageId": "msg_u7",
+                                    "content": [{"type": "text", "text": "again"}]})),
+                   A(RUNNING),
+                   A(upd("sess_1", {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}))])
+    findings = run(s, SLICE_MONITORS)
+    assert not bad(findings) & {"PROMPT-005", "PROMPT-011", "PROMPT-012"}, \
+        [(f.rule, f.status, f.message) for f in findings if f.status in (FAIL, WARN)]
+    # with no running at all, the early idle still ends the work, and PROMPT-011 fails
+    findings = run(s.replace(A(RUNNING) + "\n", "", 1), SLICE_MONITORS)
+    assert FAIL in statuses(findings, "PROMPT-011")

@@ -43,6 +43,7 @@ class _Rec:
     resp: Msg | None = None
     running: Msg | None = None
     end_idle: Msg | None = None
+    early_idle: Msg | None = None  # an idle before the response with no running: maybe stray, decided later
     next_prompt_t: float | None = None
     users: list[_User] = field(default_factory=list)
 
@@ -216,9 +217,18 @@ class PromptMonitor(ConnMonitor):
                             r.end_idle = m
                         elif r.was_active:
                             r.was_active = False  # the earlier work ended; this prompt's starts now
+                        elif r.resp is None:
+                            # Before the response and with no running: a stray idle of earlier work can
+                            # cross the new request on the wire. It ends this prompt's work only if no
+                            # running follows (decided once the connection is over).
+                            if r.early_idle is None:
+                                r.early_idle = m
                         else:
                             r.end_idle = m
 
+        for rec in recs:
+            if rec.end_idle is None and rec.running is None and rec.early_idle is not None:
+                rec.end_idle = rec.early_idle
         claimed = {r.mid for r in recs if r.ok and hashable(r.mid)}
         for rec in recs:
             if rec.resp is None:
