@@ -103,6 +103,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      "covers the run, so rules left out are not-tested")
     g.addoption("--acp-auth-method", dest="acp_auth_method", default=None, metavar="ID",
                 help="call auth/login with this methodId right after every initialize (before session/new)")
+    # each concern registers its own options (one module each, so they stay apart)
+    from .fuzz.options import add_options as add_fuzz_options
+    from .report.options import add_options as add_report_options
+    add_report_options(g)
+    add_fuzz_options(g)
 
 
 class UsageError(Exception):

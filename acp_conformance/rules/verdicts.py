@@ -1,6 +1,7 @@
 """Verdicts: from the findings of every test to one status per rule and one conformance answer.
 
-* A rule's status is the worst over its findings (fail > warn > pass > not-tested > skip).
+* A rule's status is the worst over its findings (fail > flaky > warn > pass > not-tested > skip).
+  A flaky blocking rule (failed, then passed on a rerun) counts against conformance.
 * A failed SHOULD rule is a warning; a failed MAY rule only a note. ``strict`` makes warnings block.
 * A blocking rule this suite checks that no test exercised is ``not-tested`` and counts against
   conformance: a dead agent must not score 100%.
@@ -14,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from .catalog import SHOULD_LEVELS, Rule
-from .findings import FAIL, INFO, NOT_TESTED, PASS, SKIP, WARN, Finding, worst
+from .findings import FAIL, FLAKY, INFO, NOT_TESTED, PASS, SKIP, WARN, Finding, worst
 
 
 @dataclass
@@ -40,7 +41,7 @@ class RuleVerdict:
             "reason": self.reason or (first.message if first else ""),
             "expected": first.expected if first else "",
             "tests": self.tests,
-            "evidence": [f.to_json() for f in self.findings if f.status in (FAIL, WARN)][:20]
+            "evidence": [f.to_json() for f in self.findings if f.status in (FAIL, FLAKY, WARN)][:20]
                         or [f.to_json() for f in self.findings][:3],
         }
 
@@ -52,7 +53,7 @@ class Verdict:
 
     @property
     def blocking_failures(self) -> list[RuleVerdict]:
-        bad = {FAIL, NOT_TESTED} | ({WARN} if self.strict else set())
+        bad = {FAIL, FLAKY, NOT_TESTED} | ({WARN} if self.strict else set())
         return [v for v in self.rules if v.checked and (v.rule.blocking or (self.strict and v.status == WARN))
                 and v.status in bad]
 
@@ -61,7 +62,7 @@ class Verdict:
         return not self.blocking_failures
 
     def counts(self) -> dict[str, int]:
-        out = {s: 0 for s in (PASS, FAIL, WARN, SKIP, NOT_TESTED)}
+        out = {s: 0 for s in (PASS, FAIL, FLAKY, WARN, SKIP, NOT_TESTED)}
         for v in self.rules:
             if v.checked:
                 out[v.status] = out.get(v.status, 0) + 1
@@ -71,7 +72,7 @@ class Verdict:
         c = self.counts()
         checked = sum(1 for v in self.rules if v.checked)
         head = "CONFORMANT" if self.conformant else "NOT CONFORMANT"
-        parts = ", ".join(f"{c[s]} {s}" for s in (PASS, FAIL, WARN, NOT_TESTED, SKIP) if c[s])
+        parts = ", ".join(f"{c[s]} {s}" for s in (PASS, FAIL, FLAKY, WARN, NOT_TESTED, SKIP) if c[s])
         extra = ""
         if not self.conformant:
             ids = [v.rule.id for v in self.blocking_failures]
@@ -82,7 +83,7 @@ class Verdict:
 def _level_status(rule: Rule, status: str) -> str:
     if status == FAIL and rule.level in SHOULD_LEVELS:
         return WARN
-    if status in (FAIL, WARN) and rule.level == "MAY":
+    if status in (FAIL, FLAKY, WARN) and rule.level == "MAY":
         return INFO
     return status
 
