@@ -21,6 +21,9 @@ from .rules.findings import FAIL, WARN, Finding
 from .rules.monitor import MonitorContext
 from .wire.transcript import Frame
 
+# timeouts, the run's budget and reruns live in a plugin of their own
+pytest_plugins = ["acp_conformance.run_control"]
+
 FINDINGS_KEY = "acp_findings"
 META_KEY = "acp_meta"
 V1_NOTE = "the agent negotiated protocol version 1; v2 rules were not judged"
