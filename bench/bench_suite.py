@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import subprocess
 import sys
@@ -103,14 +104,35 @@ def median_of(fn, n: int):
     return statistics.median(fn() for _ in range(n))
 
 
-def import_and_collect() -> tuple[float, float]:
+def import_and_collect() -> tuple[float, float, float, float]:
+    """(plugin import beyond bare python, pytest's own collection time of the suite, the whole
+    collect-only process, the same process for an empty directory without the suite)."""
     t_import = median_of(lambda: _time([sys.executable, "-c", "import acp_conformance.plugin"]), 3)
     t_python = median_of(lambda: _time([sys.executable, "-c", "pass"]), 3)
     with tempfile.TemporaryDirectory() as d:
-        t_collect = median_of(lambda: _time([sys.executable, "-m", "pytest", "--collect-only", "-q",
-                                             "-p", "no:cacheprovider", f"--agent-cmd={' '.join(AGENT)}",
-                                             f"--acp-report-dir={d}"], cwd=d), 3)
-    return t_import - t_python, t_collect
+        base = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"]
+        suite = base + [f"--agent-cmd={' '.join(AGENT)}", f"--acp-report-dir={d}"]
+        collected = []
+
+        def run_suite_collection() -> float:
+            t0 = time.perf_counter()
+            out = subprocess.run(suite, cwd=d, check=True, capture_output=True, text=True).stdout
+            dt = time.perf_counter() - t0
+            m = re.search(r"collected in ([0-9.]+)s", out)
+            collected.append(float(m.group(1)) if m else float("nan"))
+            return dt
+
+        t_process = median_of(run_suite_collection, 3)
+        # pytest and every installed plugin (hypothesis imports itself at the end of any run)
+        t_empty = median_of(lambda: _time_ok(base, cwd=d), 3)
+    return t_import - t_python, statistics.median(collected), t_process, t_empty
+
+
+def _time_ok(cmd, cwd=None) -> float:
+    """Like _time, for a command whose exit status does not matter (pytest exits 5 on no tests)."""
+    t0 = time.perf_counter()
+    subprocess.run(cmd, cwd=cwd, capture_output=True)
+    return time.perf_counter() - t0
 
 
 def _time(cmd, cwd=None) -> float:
@@ -120,6 +142,14 @@ def _time(cmd, cwd=None) -> float:
 
 
 def frame_cost(n: int) -> tuple[float, float]:
+    """(microseconds per frame, peak MB): timed without tracemalloc (it slows Python down several
+    times), then measured again with it for the memory."""
+    per_frame, _ = _feed_frames(n, trace=False)
+    _, peak = _feed_frames(n, trace=True)
+    return per_frame, peak
+
+
+def _feed_frames(n: int, trace: bool) -> tuple[float, float]:
     """Feed n agent frames of a long streaming turn through transcript + monitors."""
     from acp_conformance.protocol.schema import cached_schema
     from acp_conformance.protocol.validate import Validator
@@ -133,7 +163,8 @@ def frame_cost(n: int) -> tuple[float, float]:
         return json.dumps(msg, separators=(",", ":")).encode()
 
     validator = Validator(cached_schema(None))
-    tracemalloc.start()
+    if trace:
+        tracemalloc.start()
     t0 = time.perf_counter()
     ctx = MonitorContext(options={"validator": validator})
     ctx.add_monitors(ALL_MONITORS)
@@ -163,8 +194,10 @@ def frame_cost(n: int) -> tuple[float, float]:
     tr.event("exit", returncode=0, status="exited with status 0")
     ctx.finish()
     elapsed = time.perf_counter() - t0
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
+    peak = 0
+    if trace:
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
     bad = [f for f in ctx.findings if f.status in ("fail", "warn")]
     assert not bad, bad[:3]
     # the cost of parsing (done by the transcript) is included: it is part of recording a frame
@@ -183,7 +216,7 @@ def main() -> int:
         suite_times = [suite_run(a.prompts, d) for _ in range(a.repeat)]
     suite = statistics.median(t for t, _ in suite_times)
     frames = suite_times[0][1]
-    imp, coll = import_and_collect()
+    imp, coll, coll_process, empty_process = import_and_collect()
     per_frame_us, peak_mb = frame_cost(a.frames)
     ratio = suite / raw
     print(f"prompt lifecycle, {a.prompts} prompts ({frames} frames) against the reference agent:")
@@ -191,7 +224,9 @@ def main() -> int:
     print(f"  suite (all monitors)  {suite:7.3f} s")
     print(f"  ratio suite/raw       {ratio:7.2f}   (target <= 1.5)")
     print(f"plugin import           {imp * 1000:7.0f} ms (beyond bare python startup)")
-    print(f"collection (pytest)     {coll:7.3f} s   (whole pytest process; target < 1 s)")
+    print(f"collection (pytest)     {coll:7.3f} s   (pytest's 'collected in'; target < 1 s)")
+    print(f"  whole collect-only    {coll_process:7.3f} s   (process; pytest with no suite in an empty "
+          f"directory: {empty_process:.3f} s)")
     print(f"transcript + monitors   {per_frame_us:7.1f} us per frame over a {a.frames}-frame session")
     print(f"peak memory             {peak_mb:7.1f} MB for that session (target < 100 MB)")
     return 0
