@@ -12,10 +12,17 @@ import shlex
 import sys
 
 REFERENCE_AGENT = [sys.executable, "-m", "acp_conformance.reference.agent"]
+# the bundled reference client, launching the suite's relay as its agent
+REFERENCE_CLIENT = [sys.executable, "-m", "acp_conformance.reference.client", "--", "{agent}"]
 
 USAGE = """acp-conformance agent [PYTEST-OPTIONS] [-- CMD ARGS...]
   Run the conformance suite against an agent (default: the bundled reference agent).
   Options before -- go to pytest: --acp-report-dir DIR, --acp-timeout S, --junitxml FILE, -n 2, ...
+
+acp-conformance client [PYTEST-OPTIONS] [-- CMD ARGS...]
+  Run the conformance suite against a client (default: the bundled reference client); the suite
+  plays the agent. Where CMD holds {agent}, the client is to launch that command as its agent;
+  without it the suite speaks to the client on its own stdio.
 
 acp-conformance rules [--coverage] [--side agent|client]
   List the rule catalog (with --coverage: which rules the suite checks, and how)."""
@@ -43,13 +50,28 @@ def run_agent(argv: list[str]) -> int:
     return code if code in (0, 1, 2) else 1
 
 
+def run_client(argv: list[str]) -> int:
+    import pytest
+    opts, cmd = _split(argv)
+    if any(o == "--client-cmd" or o.startswith("--client-cmd=") for o in opts):
+        print("acp-conformance client: give the client after --, not with --client-cmd", file=sys.stderr)
+        return 2
+    target = cmd or REFERENCE_CLIENT
+    # shlex.join quotes "{agent}" only if it must; the plugin splits the line back into these words
+    code = int(pytest.main([f"--client-cmd={shlex.join(target)}", "-p", "no:cacheprovider", *opts], plugins=[]))
+    if code == 4:  # pytest's usage error
+        return 2
+    return code if code in (0, 1, 2) else 1
+
+
 def run_rules(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="acp-conformance rules")
     p.add_argument("--coverage", action="store_true", help="show which rules are checked, and by what")
     p.add_argument("--side", choices=["agent", "client", "both"], default=None)
     a = p.parse_args(argv)
     from .rules.catalog import load_catalog, load_not_observable
-    from .rules.monitors import RULES_CHECKED
+    from .rules.monitors import checked_on
+    RULES_CHECKED = checked_on(a.side)  # a both rule counts for a side only if that side's run checks it
     hidden = load_not_observable()
     catalog = load_catalog()
     rows = [r for r in catalog.values() if a.side is None or r.side in (a.side, "both")]
@@ -79,6 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     cmd, rest = argv[0], argv[1:]
     if cmd == "agent":
         return run_agent(rest)
+    if cmd == "client":
+        return run_client(rest)
     if cmd == "rules":
         try:
             return run_rules(rest)

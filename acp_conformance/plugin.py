@@ -67,6 +67,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g = parser.getgroup("acp-conformance", "ACP conformance suite")
     g.addoption("--agent-cmd", dest="acp_agent_cmd", default=None, metavar="CMD",
                 help="command line of the agent under test (the suite plays the Client)")
+    g.addoption("--client-cmd", dest="acp_client_cmd", default=None, metavar="CMD",
+                help="command line of the client under test (the suite plays the Agent); {agent} in it is "
+                     "replaced by the command line of the agent it should launch (a relay back to the suite)")
+    g.addoption("--acp-client-env", dest="acp_client_env", action="append", default=[], metavar="KEY=VAL",
+                help="set an environment variable for the client (repeatable; steers a scriptable client)")
+    g.addoption("--acp-client-cwd", dest="acp_client_cwd", default=None, metavar="DIR",
+                help="run the client in this directory instead of a fresh temporary one per test")
     g.addoption("--acp-report-dir", dest="acp_report_dir", default="reports", metavar="DIR",
                 help="where report.json and transcripts are written (default: reports/)")
     g.addoption("--acp-timeout", dest="acp_timeout", default=10.0, type=float, metavar="S",
@@ -124,25 +131,35 @@ def _positive(config: pytest.Config, name: str, opt: str) -> float:
     return float(v)
 
 
+def _side(config: pytest.Config) -> str | None:
+    """``agent`` with --agent-cmd (the suite plays the client), ``client`` with --client-cmd, else None."""
+    agent, client = config.getoption("acp_agent_cmd", default=None), config.getoption("acp_client_cmd", default=None)
+    if agent and client:
+        raise UsageError("give either --agent-cmd or --client-cmd, not both")
+    return "agent" if agent else "client" if client else None
+
+
 def _settings(config: pytest.Config) -> dict[str, Any]:
-    cmd = config.getoption("acp_agent_cmd")
+    side = _side(config)
+    who = side  # the target's role, in the option names: --agent-cmd / --client-cmd, --acp-agent-env, ...
+    cmd = config.getoption(f"acp_{who}_cmd")
     try:
         argv = shlex.split(cmd)
     except ValueError as e:
-        raise UsageError(f"--agent-cmd cannot be parsed as a command line: {e}") from None
+        raise UsageError(f"--{who}-cmd cannot be parsed as a command line: {e}") from None
     if not argv:
-        raise UsageError("--agent-cmd is empty: give the command that starts your agent")
+        raise UsageError(f"--{who}-cmd is empty: give the command that starts your {who}")
     if shutil.which(argv[0]) is None and not Path(argv[0]).exists():
-        raise UsageError(f"--agent-cmd: {argv[0]!r} is not a command on PATH nor a file")
+        raise UsageError(f"--{who}-cmd: {argv[0]!r} is not a command on PATH nor a file")
     env = {}
-    for item in config.getoption("acp_agent_env"):
+    for item in config.getoption(f"acp_{who}_env"):
         if "=" not in item or item.startswith("="):
-            raise UsageError(f"--acp-agent-env takes KEY=VAL (got {item!r})")
+            raise UsageError(f"--acp-{who}-env takes KEY=VAL (got {item!r})")
         k, v = item.split("=", 1)
         env[k] = v
-    cwd = config.getoption("acp_agent_cwd")
+    cwd = config.getoption(f"acp_{who}_cwd")
     if cwd and not Path(cwd).is_dir():
-        raise UsageError(f"--acp-agent-cwd: {cwd!r} is not a directory")
+        raise UsageError(f"--acp-{who}-cwd: {cwd!r} is not a directory")
     from .protocol.schema import SchemaError, cached_schema
     schema_path = config.getoption("acp_schema")
     try:
@@ -150,7 +167,7 @@ def _settings(config: pytest.Config) -> dict[str, Any]:
     except SchemaError as e:
         raise UsageError(str(e)) from None
     return {
-        "argv": argv, "env": env, "cwd": cwd, "schema": schema, "auth_method": config.getoption("acp_auth_method"),
+        "side": side, "argv": argv, "env": env, "cwd": cwd, "schema": schema, "auth_method": config.getoption("acp_auth_method"),
         "timeout": _positive(config, "acp_timeout", "--acp-timeout"),
         "startup_timeout": _positive(config, "acp_startup_timeout", "--acp-startup-timeout"),
         "test_timeout": _positive(config, "acp_test_timeout", "--acp-test-timeout"),
@@ -172,14 +189,14 @@ def _settings(config: pytest.Config) -> dict[str, Any]:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
-    if not config.getoption("acp_agent_cmd", default=None):
-        return
     try:
+        if _side(config) is None:
+            return
         settings = _settings(config)
     except UsageError as e:
         pytest.exit(f"acp-conformance: {e}", returncode=2)
     from .resources import scenarios_dir
-    suite_dir = scenarios_dir() / "agent"
+    suite_dir = scenarios_dir() / settings["side"]
     config.args[:] = [str(suite_dir)]  # the bundled suite, and only it
     config.stash[STATE] = SuiteState(config, settings, suite_dir)
     config.addinivalue_line("markers", "acp_rules(ids): rule IDs a scenario exists to exercise")
@@ -191,6 +208,7 @@ class SuiteState:
     def __init__(self, config: pytest.Config, settings: dict[str, Any], suite_dir: Path):
         self.config = config
         self.settings = settings
+        self.side: str = settings.get("side", "agent")  # the target's role: "agent" or "client"
         self.suite_dir = suite_dir
         self.catalog = load_catalog()
         self.findings: list[Finding] = []
@@ -239,6 +257,8 @@ class ScenarioFile(pytest.File):
     def collect(self):
         from .scenarios.model import ScenarioFileError, load_file
         state = self.config.stash[STATE]
+        if state.side == "client":
+            from .scenarios.client_model import load_client_file as load_file  # the scripted-agent format
         try:
             scenarios = load_file(self.path, set(state.catalog))
         except ScenarioFileError as e:
@@ -267,6 +287,8 @@ class ScenarioItem(pytest.Item):
         return self.path, None, f"{self.scenario.name} [{' '.join(self.scenario.rules)}]"
 
     def runtest(self) -> None:
+        if self.config.stash[STATE].side == "client":
+            return self._runtest_client()
         import anyio
 
         from .protocol.validate import Validator
@@ -324,6 +346,54 @@ class ScenarioItem(pytest.Item):
         if v1 is not None:
             raise AcpFailure(f"{V1_NOTE} (frame #{v1.seq}).\n" + _explain(state, blocking, result, ctx.frames,
                                                                           transcript_path))
+        if result.skipped and not blocking:
+            pytest.skip(result.skipped)
+        if blocking or result.error:
+            raise AcpFailure(_explain(state, blocking, result, ctx.frames, transcript_path))
+
+    def _runtest_client(self) -> None:
+        """The suite plays the agent: the scripted agent reacts to the client, the client monitors judge."""
+        import anyio
+
+        from .protocol.validate import Validator
+        from .rules.monitors import CLIENT_MONITORS
+        from .scenarios.client_runner import ClientRunner
+        from .scenarios.runner import RunSettings, TargetSpec
+
+        state: SuiteState = self.config.stash[STATE]
+        s = state.settings
+        if state.validator is None:
+            state.validator = Validator(s["schema"])
+        ctx = MonitorContext(target_side="client", options={**s["monitor_options"], **self.scenario.options,
+                                                            "validator": state.validator})
+        ctx.add_monitors(CLIENT_MONITORS)
+        settings = RunSettings(timeout=s["timeout"], startup_timeout=s["startup_timeout"],
+                               test_timeout=s["test_timeout"], prompts=s["prompts"])
+        tmp = None if s["cwd"] else tempfile.mkdtemp(prefix="acp-conformance-")
+        sock_dir = tempfile.mkdtemp(prefix="acp-sock-")  # short: a Unix socket path has ~100 bytes
+        try:
+            runner = ClientRunner(self.scenario, TargetSpec(s["argv"], s["env"]), settings,
+                                  Path(s["cwd"] or tmp), Path(sock_dir), listeners=[ctx.feed])
+            result = anyio.run(runner.run)
+            ctx.finish()
+        finally:
+            for d in (tmp, sock_dir):
+                if d:
+                    shutil.rmtree(d, ignore_errors=True)
+        # a both-side monitor also speaks of agent-only rules; only the client's rules are judged here
+        ctx.findings = [f for f in ctx.findings if f.rule in state.catalog
+                        and state.catalog[f.rule].side in ("client", "both")]
+        for f in ctx.findings:
+            f.test = self.nodeid
+        transcript_path = self._write_transcript(state, result)
+        meta = {"rules": self.scenario.rules, "error": result.error, "skipped": result.skipped,
+                "harness_error": result.harness_error, "transcript": transcript_path,
+                "agent_init": result.agent_init, "endings": result.endings, "negotiated_version": None}
+        self.user_properties.append((FINDINGS_KEY, json.dumps([f.to_json() for f in ctx.findings])))
+        self.user_properties.append((META_KEY, json.dumps(meta)))
+        if result.harness_error:
+            raise AcpFailure(f"HARNESS ERROR (a defect of the suite, not of the target): {result.harness_error}")
+        blocking = _blocking_failures(state, ctx.findings)
         if result.skipped and not blocking:
             pytest.skip(result.skipped)
         if blocking or result.error:
@@ -432,12 +502,12 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if state is None or hasattr(session.config, "workerinput") or session.config.option.collectonly:
         return  # xdist workers report to the controller, which judges; --collect-only judges nothing
     from .report.json_report import write_json_report
-    from .rules.monitors import RULES_CHECKED
+    from .rules.monitors import checked_on
     from .rules.verdicts import compute
     if state.negotiated_version == 1 and not any(f.rule == "INIT-001" and f.status == FAIL for f in state.findings):
         state.findings.append(Finding("INIT-001", FAIL, V1_NOTE + ".", "A v2 agent answers protocolVersion 2."))
-    verdict = compute(state.catalog, state.findings, set(RULES_CHECKED), state.bound, state.skipped,
-                      strict=state.settings["strict"], side="agent", not_observable=load_not_observable())
+    verdict = compute(state.catalog, state.findings, set(checked_on(state.side)), state.bound, state.skipped,
+                      strict=state.settings["strict"], side=state.side, not_observable=load_not_observable())
     state.verdict = verdict
     try:
         write_json_report(state.settings["report_dir"] / "report.json", verdict, state)
@@ -485,6 +555,6 @@ def pytest_report_header(config: pytest.Config):
     if state is None:
         return None
     s = state.settings
-    return [f"acp-conformance: agent {shlex.join(s['argv'])}",
+    return [f"acp-conformance: {state.side} {shlex.join(s['argv'])}",
             f"acp-conformance: schema {s['schema'].path} (sha256 {s['schema'].sha256[:12]})"]
 

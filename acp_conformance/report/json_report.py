@@ -23,7 +23,7 @@ def build_json_report(verdict, state) -> dict[str, Any]:
         "suite": {"name": "acp-conformance", "version": __version__},
         "generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "schema": {"path": str(s["schema"].path), "revision": s["schema"].revision, "sha256": s["schema"].sha256},
-        "target": {"side": "agent", "command": shlex.join(s["argv"]), "info": init.get("info"),
+        "target": {"side": getattr(state, "side", "agent"), "command": shlex.join(s["argv"]), "info": init.get("info"),
                    "protocolVersion": init.get("protocolVersion"), "capabilities": init.get("capabilities")},
         "verdict": {"conformant": verdict.conformant, "strict": verdict.strict, "counts": verdict.counts(),
                     "blocking": [v.rule.id for v in verdict.blocking_failures],

@@ -1,9 +1,16 @@
-"""Agent-side monitors: one module per rule family, found here by discovery.
+"""Monitors: one module per rule family, found here by discovery, for both sides.
 
 Every module of this package that defines ``Monitor`` subclasses with a non-empty ``rules`` tuple
-contributes them (in module order), so adding a rule family is adding a module. ``ALL_MONITORS``
-are instantiated for every test where the suite plays the client; ``RULES_CHECKED`` maps each rule
-id to the monitor class that judges it (a rule is checked in one place only).
+contributes them (in module order), so adding a rule family is adding a module. A monitor's
+``side`` says which targets it judges: ``agent`` (the default: the suite plays the client),
+``client`` (the suite plays the agent) or ``both`` (it reads ``ctx.target_side``).
+
+* ``AGENT_MONITORS`` are instantiated for every test of an agent, ``CLIENT_MONITORS`` for every
+  test of a client (``ALL_MONITORS`` is the agent list, its historical name);
+* ``RULES_CHECKED`` maps each rule id to the monitor class that judges it, over both sides: a rule
+  is checked in one place only (a ``both`` rule by one direction-aware monitor);
+* ``checked_on(side)`` is the same map restricted to what a run of that side checks: a ``both``
+  rule whose monitor judges agents only is not checked when the target is a client.
 """
 
 from __future__ import annotations
@@ -14,6 +21,8 @@ import pkgutil
 
 from ..monitor import Monitor
 
+SIDES = ("agent", "client", "both")
+
 
 def _discover() -> list[type[Monitor]]:
     found: list[type[Monitor]] = []
@@ -22,17 +31,39 @@ def _discover() -> list[type[Monitor]]:
             continue
         mod = importlib.import_module(f"{__name__}.{info.name}")
         for _, cls in inspect.getmembers(mod, inspect.isclass):
-            if issubclass(cls, Monitor) and cls.__module__ == mod.__name__ and cls.rules \
-                    and getattr(cls, "side", "agent") in ("agent", "both"):
+            if issubclass(cls, Monitor) and cls.__module__ == mod.__name__ and cls.rules:
+                side = getattr(cls, "side", "agent")
+                if side not in SIDES:
+                    raise RuntimeError(f"{cls.__name__}.side is {side!r}; it must be one of {', '.join(SIDES)}")
                 found.append(cls)
     return found
 
 
-ALL_MONITORS: list[type[Monitor]] = _discover()
+def monitor_side(cls: type[Monitor]) -> str:
+    return getattr(cls, "side", "agent")
+
+
+_ALL = _discover()
+AGENT_MONITORS: list[type[Monitor]] = [c for c in _ALL if monitor_side(c) in ("agent", "both")]
+CLIENT_MONITORS: list[type[Monitor]] = [c for c in _ALL if monitor_side(c) in ("client", "both")]
+ALL_MONITORS = AGENT_MONITORS
 
 RULES_CHECKED: dict[str, str] = {}
-for _cls in ALL_MONITORS:
+_SIDE_OF: dict[str, str] = {}
+for _cls in _ALL:
     for _rule in _cls.rules:
         if _rule in RULES_CHECKED:
             raise RuntimeError(f"rule {_rule} is checked by both {RULES_CHECKED[_rule]} and {_cls.__name__}")
         RULES_CHECKED[_rule] = _cls.__name__
+        _SIDE_OF[_rule] = monitor_side(_cls)
+
+
+def monitors_for(side: str) -> list[type[Monitor]]:
+    return CLIENT_MONITORS if side == "client" else AGENT_MONITORS
+
+
+def checked_on(side: str | None) -> dict[str, str]:
+    """Rule id -> monitor class name, for the rules that a run against a target of ``side`` checks."""
+    if side not in ("agent", "client"):
+        return dict(RULES_CHECKED)
+    return {r: name for r, name in RULES_CHECKED.items() if _SIDE_OF[r] in (side, "both")}
