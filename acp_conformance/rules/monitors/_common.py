@@ -52,7 +52,7 @@ def secs(x: float) -> str:
     return f"{x:.2f} s"
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Msg:
     """One JSON-RPC message: a frame, or one member of a batch frame."""
 
@@ -178,6 +178,73 @@ class ConnLog:
         return max(0.0, (self.end_t if self.end_t is not None else since) - since)
 
 
+@dataclass(eq=False)
+class _Matcher:
+    """The messages of one connection in order, and responses matched to requests (by direction
+    and exact id)."""
+
+    msgs: list[Msg] = field(default_factory=list)
+    pending: dict[tuple[str, tuple[str, Any]], list[Msg]] = field(default_factory=dict)
+    answered: dict[tuple[str, tuple[str, Any]], list[Msg]] = field(default_factory=dict)
+
+    def match(self, m: Msg) -> None:
+        if m.kind == REQUEST and m.id is not None:
+            self.pending.setdefault((m.direction, id_key(m.id)), []).append(m)
+        elif m.kind == RESPONSE:
+            other = RECEIVED if m.direction == SENT else SENT
+            key = (other, id_key(m.id))
+            waiting = self.pending.get(key)
+            if waiting:
+                req = waiting.pop(0)
+                m.request = req
+                req.responses.append(m)
+                self.answered.setdefault(key, []).append(req)
+            elif self.answered.get(key):
+                req = self.answered[key][-1]
+                m.request = req
+                m.duplicate = True
+                req.responses.append(m)
+
+
+class _SharedReading:
+    """The message reading of a test, done once for every ConnMonitor of its context.
+
+    Each monitor used to expand and match every frame itself: with twenty monitors that was twenty
+    Msg objects per frame (most of the suite's memory and per-frame cost). The reading is the same
+    for all of them, so the first monitor to see a frame reads it and the others reuse the result;
+    frames reach the monitors one at a time, in order, so remembering the last frame is enough.
+    """
+
+    def __init__(self) -> None:
+        self.matchers: dict[int, _Matcher] = {}
+        self.seq: int | None = None
+        self.msgs: list[Msg] = []
+
+    def matcher(self, conn: int) -> _Matcher:
+        m = self.matchers.get(conn)
+        if m is None:
+            m = self.matchers[conn] = _Matcher()
+        return m
+
+    def read(self, frame: Frame) -> list[Msg]:
+        if self.seq != frame.seq:
+            matcher = self.matcher(frame.conn)
+            msgs = expand(frame)
+            for m in msgs:
+                matcher.match(m)
+                matcher.msgs.append(m)
+            self.seq, self.msgs = frame.seq, msgs
+        return self.msgs
+
+
+def _shared_reading(ctx: Any) -> _SharedReading:
+    reading = getattr(ctx, "_conn_reading", None)
+    if reading is None:
+        reading = _SharedReading()
+        ctx._conn_reading = reading
+    return reading
+
+
 class ConnMonitor(Monitor):
     """A monitor that judges per connection, with its own message reading and matching."""
 
@@ -198,7 +265,9 @@ class ConnMonitor(Monitor):
     def _log(self, conn: int) -> ConnLog:
         log = self.conns.get(conn)
         if log is None:
-            log = self.conns[conn] = ConnLog(conn)
+            matcher = _shared_reading(self.ctx).matcher(conn)
+            log = self.conns[conn] = ConnLog(conn, msgs=matcher.msgs, pending=matcher.pending,
+                                             answered=matcher.answered)
         return log
 
     def on_frame(self, frame: Frame, rpc: Rpc | None) -> None:
@@ -217,28 +286,8 @@ class ConnMonitor(Monitor):
         log = self._log(frame.conn)
         if log.closed:
             return  # a late frame of an analysed connection: nothing more to judge there
-        for m in expand(frame):
-            self._match(log, m)
-            log.msgs.append(m)
+        for m in _shared_reading(self.ctx).read(frame):  # read() also appends them to log.msgs
             self.on_msg(log, m)
-
-    def _match(self, log: ConnLog, m: Msg) -> None:
-        if m.kind == REQUEST and m.id is not None:
-            log.pending.setdefault((m.direction, id_key(m.id)), []).append(m)
-        elif m.kind == RESPONSE:
-            other = RECEIVED if m.direction == SENT else SENT
-            key = (other, id_key(m.id))
-            waiting = log.pending.get(key)
-            if waiting:
-                req = waiting.pop(0)
-                m.request = req
-                req.responses.append(m)
-                log.answered.setdefault(key, []).append(req)
-            elif log.answered.get(key):
-                req = log.answered[key][-1]
-                m.request = req
-                m.duplicate = True
-                req.responses.append(m)
 
     def _close(self, log: ConnLog, t: float, desc: str, alive: bool = False) -> None:
         log.closed = True
