@@ -217,7 +217,7 @@ class _SharedReading:
 
     def __init__(self) -> None:
         self.matchers: dict[int, _Matcher] = {}
-        self.seq: int | None = None
+        self.frame: Frame | None = None  # the frame last read (by identity: seqs may restart)
         self.msgs: list[Msg] = []
 
     def matcher(self, conn: int) -> _Matcher:
@@ -227,13 +227,13 @@ class _SharedReading:
         return m
 
     def read(self, frame: Frame) -> list[Msg]:
-        if self.seq != frame.seq:
+        if self.frame is not frame:
             matcher = self.matcher(frame.conn)
             msgs = expand(frame)
             for m in msgs:
                 matcher.match(m)
                 matcher.msgs.append(m)
-            self.seq, self.msgs = frame.seq, msgs
+            self.frame, self.msgs = frame, msgs
         return self.msgs
 
 
