@@ -101,9 +101,10 @@ def test_a_40_mb_line_is_read_whole_with_bounded_memory():
     assert result.error is None, result.error
     biggest = max(len(f.raw) for f in result.transcript.frames)
     assert biggest > 40 * 1024 * 1024
-    # measured: about 2x the frame retained (raw bytes + parsed JSON) and about 15x at the transient
-    # peak with every monitor on; the bound guards against growth beyond that (issue 6 aims lower)
-    assert peak < 20 * biggest, (peak, biggest)
+    # measured: 2x the frame retained (raw bytes + parsed JSON) and 3.1x at the transient peak with
+    # every monitor on (it was 16x while asyncio's repr of the finished task rendered the whole
+    # transcript). Allocations of the Rust validator are not traced by tracemalloc.
+    assert peak < 4 * biggest, (peak, biggest)
     assert group_gone(result)
 
 

@@ -54,7 +54,7 @@ class HarnessError(Exception):
     """The suite itself did something wrong (for example it built an invalid frame)."""
 
 
-@dataclass
+@dataclass(repr=False)  # the default repr would render the whole transcript (see Frame.__repr__)
 class RunResult:
     transcript: Transcript
     error: str | None = None  # why the steps could not be completed (None: completed)
@@ -63,6 +63,9 @@ class RunResult:
     stderr: list[str] = field(default_factory=list)  # one text per connection
     endings: list[str] = field(default_factory=list)  # how each connection ended
     agent_init: dict[str, Any] | None = None  # the initialize result, if any
+
+    def __repr__(self) -> str:
+        return f"RunResult({self.transcript!r}, error={self.error!r}, skipped={self.skipped!r})"
 
 
 _VAR = re.compile(r"\$\{([A-Za-z_][\w.]*)\}")

@@ -41,6 +41,12 @@ class Frame:
     event: str | None = None
     detail: dict[str, Any] | None = None
 
+    def __repr__(self) -> str:
+        # short on purpose: asyncio and the stdlib repr() results in passing (a task's result, an
+        # error message), and the full repr of a 40 MB frame would cost hundreds of MB
+        what = self.event if self.direction == EVENT else f"{len(self.raw)} bytes"
+        return f"Frame(#{self.seq}, conn {self.conn}, {self.direction}, t={self.t:.3f}, {what})"
+
     @property
     def is_message(self) -> bool:
         return self.direction != EVENT
@@ -80,7 +86,7 @@ def parse_line(raw: bytes) -> tuple[Any, str | None]:
         return None, f"not valid JSON ({e})"
 
 
-@dataclass
+@dataclass(repr=False)
 class Transcript:
     """Append-only list of frames; listeners (monitors) are told of each frame as it is added."""
 
@@ -94,6 +100,9 @@ class Transcript:
         for listener in self.listeners:
             listener(frame)
         return frame
+
+    def __repr__(self) -> str:
+        return f"Transcript({len(self.frames)} frames)"
 
     def now(self) -> float:
         return time.monotonic() - self.t0
