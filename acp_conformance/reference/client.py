@@ -16,11 +16,13 @@ other method gets -32601. Notifications are never answered. Unknown updates are 
 Options (or the environment variables in brackets, so that a scenario can steer it):
 ``--prompt TEXT`` [ACP_CLIENT_PROMPT], ``--prompts N`` [ACP_CLIENT_PROMPTS], ``--cancel-after S``
 [ACP_CLIENT_CANCEL_AFTER: send session/cancel S seconds after each prompt],
-``--permission allow|reject|cancelled`` [ACP_CLIENT_PERMISSION], ``--list`` [ACP_CLIENT_LIST=1:
+``--permission allow|reject|cancelled|hold`` [ACP_CLIENT_PERMISSION; hold: the user has not
+decided yet, so a pending request is answered cancelled when the turn is cancelled or ends], ``--list`` [ACP_CLIENT_LIST=1:
 page through session/list], ``--resume`` [ACP_CLIENT_RESUME=1: resume the first listed session],
 ``--set-config`` [ACP_CLIENT_SET_CONFIG=1: set each select/boolean config option once],
 ``--cancel-tools`` [ACP_CLIENT_CANCEL_TOOLS=1: tool_call/cancel every tool call that advertises
-``capabilities.cancel``], ``--timeout S`` [ACP_CLIENT_TIMEOUT, default 20].
+``capabilities.cancel``], ``--request-timeout S`` [ACP_CLIENT_REQUEST_TIMEOUT: a request unanswered after S seconds gets a
+``$/cancel_request``, and its one answer is still awaited], ``--timeout S`` [ACP_CLIENT_TIMEOUT, default 20].
 """
 
 from __future__ import annotations
@@ -92,8 +94,14 @@ class ReferenceClient:
         fut = asyncio.get_running_loop().create_future()
         self.pending[rid] = fut
         await self.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
-        done, _ = await asyncio.wait({fut, asyncio.ensure_future(self.gone.wait())}, timeout=self.opts.timeout,
-                                     return_when=asyncio.FIRST_COMPLETED)
+        gone = asyncio.ensure_future(self.gone.wait())
+        patience = self.opts.request_timeout
+        if patience is not None and patience < self.opts.timeout:
+            done, _ = await asyncio.wait({fut, gone}, timeout=patience, return_when=asyncio.FIRST_COMPLETED)
+            if not done:  # the user gave up waiting: ask the agent to stop, and still take its one answer
+                await self.notify("$/cancel_request", {"requestId": rid})
+        done, _ = await asyncio.wait({fut, gone}, timeout=self.opts.timeout, return_when=asyncio.FIRST_COMPLETED)
+        gone.cancel()
         if fut not in done:
             self.pending.pop(rid, None)
             raise AgentGone(f"no answer to {method} ({'the agent exited' if self.gone.is_set() else 'timeout'})")
@@ -155,6 +163,8 @@ class ReferenceClient:
         params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
         try:
             if method == "session/request_permission":
+                if self.opts.permission == "hold" and params.get("sessionId") not in self.cancelled_sessions:
+                    return  # the user has not decided yet: answered cancelled when the turn is cancelled or over
                 await self.respond(rid, {"outcome": self.permission_outcome(params)})
             elif method == "elicitation/create":
                 if params.get("mode") == "form":
@@ -211,7 +221,10 @@ class ReferenceClient:
 
     # -- the conversation -------------------------------------------------------------------------
     def initialize_params(self) -> dict:
-        return {"protocolVersion": PROTOCOL_VERSION, "info": CLIENT_INFO, "capabilities": {"elicitation": {"form": {}}}}
+        # an extension advertised the way EXT-008 asks (inside the capability object), and W3C trace context
+        return {"protocolVersion": PROTOCOL_VERSION, "info": CLIENT_INFO,
+                "capabilities": {"elicitation": {"form": {}}, "_meta": {"acp-conformance.dev/reference-client": {}}},
+                "_meta": {"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}
 
     def new_session_params(self) -> dict:
         return {"cwd": os.path.abspath(os.getcwd())}
@@ -295,6 +308,7 @@ class ReferenceClient:
             log("the turn did not end in time")
         if canceller is not None:
             canceller.cancel()
+        await self.answer_pending(session_id)  # nothing is left unanswered once the turn is over
         self.cancelled_sessions.discard(session_id)
 
     async def cancel_later(self, session_id: str, delay: float) -> None:
@@ -304,6 +318,9 @@ class ReferenceClient:
     async def cancel(self, session_id: str) -> None:
         self.cancelled_sessions.add(session_id)
         await self.notify("session/cancel", {"sessionId": session_id})
+        await self.answer_pending(session_id)
+
+    async def answer_pending(self, session_id: str) -> None:
         for key, req in list(self.incoming.items()):  # every pending permission request: cancelled
             p = req.get("params") if isinstance(req.get("params"), dict) else {}
             if req.get("method") == "session/request_permission" and p.get("sessionId") == session_id:
@@ -377,11 +394,13 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     p.add_argument("--prompts", type=int, default=int(env("ACP_CLIENT_PROMPTS", "1")))
     p.add_argument("--cancel-after", type=float, default=float(env("ACP_CLIENT_CANCEL_AFTER"))
                    if env("ACP_CLIENT_CANCEL_AFTER") else None)
-    p.add_argument("--permission", choices=["allow", "reject", "cancelled"], default=env("ACP_CLIENT_PERMISSION", "allow"))
+    p.add_argument("--permission", choices=["allow", "reject", "cancelled", "hold"], default=env("ACP_CLIENT_PERMISSION", "allow"))
     p.add_argument("--list", action="store_true", default=env("ACP_CLIENT_LIST") == "1")
     p.add_argument("--resume", action="store_true", default=env("ACP_CLIENT_RESUME") == "1")
     p.add_argument("--set-config", action="store_true", default=env("ACP_CLIENT_SET_CONFIG") == "1")
     p.add_argument("--cancel-tools", action="store_true", default=env("ACP_CLIENT_CANCEL_TOOLS") == "1")
+    p.add_argument("--request-timeout", type=float, default=float(env("ACP_CLIENT_REQUEST_TIMEOUT"))
+                   if env("ACP_CLIENT_REQUEST_TIMEOUT") else None)
     p.add_argument("--timeout", type=float, default=float(env("ACP_CLIENT_TIMEOUT", "20")))
     opts = p.parse_args(own)
     if len(agent) == 1 and not os.path.exists(agent[0]):

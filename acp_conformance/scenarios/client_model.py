@@ -25,7 +25,8 @@ ACTIONS: dict[str, set[str]] = {
     "message": {"text"},  # an agent_message_chunk
     "request": {"method", "params", "id", "wait", "timeout", "save"},  # a request to the client
     "notify": {"method", "params"},
-    "cancel_request": {"request"},  # $/cancel_request for a saved request of ours
+    "cancel_request": {"request"},  # $/cancel_request for a saved request of ours (or any id)
+    "await_answer": {"request", "timeout"},  # wait (bounded) for the client's answer to a saved request
     "await_cancel": {"timeout"},  # wait (bounded) for the client's session/cancel of this session
     "delay": {"seconds"},
     "raw": {"line"},
@@ -33,8 +34,8 @@ ACTIONS: dict[str, set[str]] = {
     "note": {"text"},
 }
 SCALAR = {"delay": "seconds", "state": "state", "message": "text", "raw": "line", "note": "text",
-          "await_cancel": "timeout", "exit": "status", "cancel_request": "request"}
-TOP_KEYS = {"name", "description", "rules", "requires", "options", "initialize", "on", "env", "side"}
+          "await_cancel": "timeout", "exit": "status", "cancel_request": "request", "await_answer": "request"}
+TOP_KEYS = {"name", "description", "rules", "requires", "options", "initialize", "when", "env", "side"}
 
 
 def _action(path: Path, where: str, raw: Any) -> Step:
@@ -74,14 +75,14 @@ def _scenario(path: Path, raw: Any, known_rules: set[str]) -> Scenario:
     if bad:
         raise ScenarioFileError(f"{path}: scenario {name!r}: unknown rule IDs {', '.join(bad)}")
     handlers: dict[str, list[Step]] = {}
-    for method, actions in (raw.get("on") or {}).items():
+    for method, actions in (raw.get("when") or {}).items():
         if isinstance(actions, dict) and set(actions) <= {"result", "error"}:
             actions = [{"respond": actions}]  # `session/new: {result: ...}` is a one-action handler
         if not isinstance(actions, list):
-            raise ScenarioFileError(f"{path}: scenario {name!r}: on.{method} is a list of actions")
+            raise ScenarioFileError(f"{path}: scenario {name!r}: when.{method} is a list of actions")
         steps = []
         for i, a in enumerate(actions):
-            st = _action(path, f"scenario {name!r}, on.{method}, action {i + 1}", a)
+            st = _action(path, f"scenario {name!r}, when.{method}, action {i + 1}", a)
             st.index = i
             steps.append(st)
         handlers[method] = steps

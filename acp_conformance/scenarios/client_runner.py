@@ -52,6 +52,7 @@ class ClientRunner:
         self.sessions: list[str] = []
         self.cancels: list[tuple[int, Any]] = []  # (frame seq, sessionId) of the client's session/cancel
         self.busy = 0
+        self.calls: dict[str, int] = {}  # method -> how many times the client called it
         self.hung_up = False
         self._changed = anyio.Event()
         self._tg = None
@@ -132,8 +133,11 @@ class ClientRunner:
             self.sessions.append(sid)
         env = {"sid": sid, "messageId": f"msg_{uuid.uuid4().hex[:12]}", "prompt": params.get("prompt"),
                "cwd": str(self.workdir), "params": params, "id": msg.get("id"), "since": frame.seq}
+        self.calls[method] = n = self.calls.get(method, 0) + 1
         if method == "initialize" and self.init_script.get("error"):
             actions = [Step("respond", {"error": self.init_script["error"]}, 0)]
+        elif f"{method}#{n}" in self.handlers:  # the n-th call of the method has a script of its own
+            actions = self.handlers[f"{method}#{n}"]
         elif method in self.handlers:
             actions = self.handlers[method]
         elif method == "session/prompt":
@@ -203,9 +207,16 @@ class ClientRunner:
         elif k == "notify":
             await self.peer.notify(a["method"], a.get("params"))
         elif k == "cancel_request":
-            target = self.saved.get(str(a.get("request", "")).lstrip("$"))
+            target = self.saved.get(str(st.args.get("request", "")).lstrip("$"))
             rid = target.id if isinstance(target, Pending) else a.get("request")
             await self.peer.notify("$/cancel_request", {"requestId": rid})
+        elif k == "await_answer":
+            target = self.saved.get(str(st.args.get("request", "")).lstrip("$"))
+            if isinstance(target, Pending):
+                try:
+                    await self.peer.await_response(target, float(a.get("timeout") or self.settings.timeout))
+                except WaitTimeout as e:
+                    self.transcript.event(EV_TIMEOUT, what=str(e))
         elif k == "await_cancel":
             timeout = float(a.get("timeout") or self.settings.timeout)
             sid = env["sid"]

@@ -7,10 +7,10 @@ contributes them (in module order), so adding a rule family is adding a module. 
 
 * ``AGENT_MONITORS`` are instantiated for every test of an agent, ``CLIENT_MONITORS`` for every
   test of a client (``ALL_MONITORS`` is the agent list, its historical name);
-* ``RULES_CHECKED`` maps each rule id to the monitor class that judges it, over both sides: a rule
-  is checked in one place only (a ``both`` rule by one direction-aware monitor);
-* ``checked_on(side)`` is the same map restricted to what a run of that side checks: a ``both``
-  rule whose monitor judges agents only is not checked when the target is a client.
+* ``RULES_CHECKED`` maps each rule id to the monitor class that judges it, over both sides; a rule
+  is checked in one place per side (a ``both`` rule by one direction-aware monitor, or, where the
+  agent-side monitor reads the agent's direction only, by a client-side monitor beside it);
+* ``checked_on(side)`` is the map of what a run of that side checks.
 """
 
 from __future__ import annotations
@@ -48,14 +48,21 @@ AGENT_MONITORS: list[type[Monitor]] = [c for c in _ALL if monitor_side(c) in ("a
 CLIENT_MONITORS: list[type[Monitor]] = [c for c in _ALL if monitor_side(c) in ("client", "both")]
 ALL_MONITORS = AGENT_MONITORS
 
-RULES_CHECKED: dict[str, str] = {}
-_SIDE_OF: dict[str, str] = {}
+# rule -> monitor class name, per side of the target. A rule is checked in one place per side: a
+# ``both`` monitor registers on each side; a client-side monitor may take a ``both`` rule whose
+# agent-side monitor reads the agent's direction only (the two never run in the same test).
+_BY_SIDE: dict[str, dict[str, str]] = {"agent": {}, "client": {}}
 for _cls in _ALL:
+    _sides = ("agent", "client") if monitor_side(_cls) == "both" else (monitor_side(_cls),)
     for _rule in _cls.rules:
-        if _rule in RULES_CHECKED:
-            raise RuntimeError(f"rule {_rule} is checked by both {RULES_CHECKED[_rule]} and {_cls.__name__}")
-        RULES_CHECKED[_rule] = _cls.__name__
-        _SIDE_OF[_rule] = monitor_side(_cls)
+        for _side in _sides:
+            _have = _BY_SIDE[_side]
+            if _rule in _have:
+                raise RuntimeError(f"rule {_rule} is checked by both {_have[_rule]} and {_cls.__name__} ({_side} side)")
+            _have[_rule] = _cls.__name__
+
+# every checked rule and the class that judges it (the agent side's where both sides check it)
+RULES_CHECKED: dict[str, str] = {**_BY_SIDE["client"], **_BY_SIDE["agent"]}
 
 
 def monitors_for(side: str) -> list[type[Monitor]]:
@@ -66,4 +73,4 @@ def checked_on(side: str | None) -> dict[str, str]:
     """Rule id -> monitor class name, for the rules that a run against a target of ``side`` checks."""
     if side not in ("agent", "client"):
         return dict(RULES_CHECKED)
-    return {r: name for r, name in RULES_CHECKED.items() if _SIDE_OF[r] in (side, "both")}
+    return dict(_BY_SIDE[side])

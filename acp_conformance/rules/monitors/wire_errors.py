@@ -177,9 +177,10 @@ class FrameLogMixin:
 
 
 def initialized_at(log: ConnLog) -> float | None:
-    """Time of the first successful initialize response of the connection."""
+    """Time of the first successful initialize response of the connection (the agent's, whichever side the
+    target plays: a response answers a request of the other direction)."""
     for m in log.msgs:
-        if m.direction == RECEIVED and m.kind == RESPONSE and m.ok and m.request is not None \
+        if m.kind == RESPONSE and m.ok and m.request is not None \
                 and m.request.method == "initialize" and not m.duplicate:
             return m.t
     return None
@@ -194,6 +195,7 @@ def _init_result(log: ConnLog) -> dict[str, Any] | None:
 
 
 class WireErrorMonitor(FrameLogMixin, ConnMonitor):
+    side = "both"  # judges the target's frames in either role (ctx.target_side)
     rules = ("ERR-005", "ERR-006", "ERR-007", "ERR-008", "ERR-009", "ERR-010", "ERR-011", "ERR-012",
              "ERR-013", "ERR-014", "ERR-015")
     expected = {

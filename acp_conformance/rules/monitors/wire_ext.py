@@ -19,6 +19,9 @@ OPEN_ENUMS = {
     "kind": ("read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"),
     "optionKind": ("allow_once", "allow_always", "reject_once", "reject_always"),
     "contentType": ("text", "image", "audio", "resource_link", "resource"),
+    # what a client sends: permission outcomes, elicitation actions
+    "outcome": ("cancelled", "selected"),
+    "action": ("accept", "decline", "cancel"),
 }
 TRACEPARENT = re.compile(r"^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$")
 
@@ -46,10 +49,16 @@ def metas(v: Any, path: str = "$") -> list[tuple[str, Any]]:
 
 
 def _outcome(r: Msg) -> str:
+    if r.ok and isinstance(r.result, dict):  # a client's answer: the outcome it chose is the outcome
+        choice = r.result.get("outcome", {}).get("outcome") if isinstance(r.result.get("outcome"), dict) \
+            else r.result.get("action")
+        if isinstance(choice, str):
+            return f"success ({choice})"
     return "success" if r.ok else f"error {js(r.error_code)}"
 
 
 class ExtMonitor(FrameLogMixin, ConnMonitor):
+    side = "both"  # judges the target's frames in either role (ctx.target_side)
     rules = ("EXT-001", "EXT-002", "EXT-003", "EXT-004", "EXT-005", "EXT-006", "EXT-007", "EXT-008")
     expected = {
         "EXT-001": "Unrecognised custom notifications (method starting with _) are ignored: no response, no "
@@ -72,14 +81,20 @@ class ExtMonitor(FrameLogMixin, ConnMonitor):
         self._roots(m)
         self._trace(m)
         self._enums(m)
+        caps = None
         if m.kind == RESPONSE and m.ok and m.request is not None and m.request.method == "initialize" \
                 and isinstance(m.result, dict) and isinstance(m.result.get("capabilities"), dict):
-            found = [p for p, _ in metas(m.result["capabilities"], "capabilities")]
+            caps = m.result["capabilities"]
+        elif m.kind == REQUEST and m.method == "initialize" and isinstance(m.params, dict) \
+                and isinstance(m.params.get("capabilities"), dict):
+            caps = m.params["capabilities"]  # a client advertises in its initialize request
+        if caps is not None:
+            found = [p for p, _ in metas(caps, "capabilities")]
             if found:
-                self.pass_few("EXT-008", f"the agent advertises extension capabilities under {', '.join(found[:5])}.",
+                self.pass_few("EXT-008", f"the {self.ctx.target_side} advertises extension capabilities under {', '.join(found[:5])}.",
                               [m], limit=1)
             else:
-                self.noted("EXT-008", "the agent's capabilities carry no _meta (no extension advertised; "
+                self.noted("EXT-008", f"the {self.ctx.target_side}'s capabilities carry no _meta (no extension advertised; "
                            "informational).", fr([m]))
 
     def _roots(self, m: Msg) -> None:
@@ -122,6 +137,17 @@ class ExtMonitor(FrameLogMixin, ConnMonitor):
                 for b in (c if isinstance(c, list) else [c]):
                     if isinstance(b, dict) and "type" in b:
                         vals.append(("content type", "contentType", b.get("type")))
+        if m.kind == RESPONSE and m.ok and isinstance(m.result, dict) and m.method in ("session/request_permission",
+                                                                           "elicitation/create"):
+            out = m.result.get("outcome")
+            if m.method == "session/request_permission" and isinstance(out, dict) and "outcome" in out:
+                vals.append(("permission outcome", "outcome", out.get("outcome")))
+            elif m.method == "elicitation/create" and "action" in m.result:
+                vals.append(("elicitation action", "action", m.result.get("action")))
+        if m.kind == REQUEST and m.method == "session/prompt" and isinstance(m.params, dict):
+            for b in m.params.get("prompt") or []:
+                if isinstance(b, dict) and "type" in b:
+                    vals.append(("content type", "contentType", b.get("type")))
         if m.kind == REQUEST and m.method == "session/request_permission" and isinstance(m.params, dict):
             for o in m.params.get("options") or []:
                 if isinstance(o, dict) and "kind" in o:

@@ -23,6 +23,7 @@ def _texts(blocks: Any) -> list[str]:
 
 
 class WireTransportMonitor(FrameLogMixin, ConnMonitor):
+    side = "both"  # judges the target's frames in either role (ctx.target_side)
     rules = ("TRANSPORT-001", "TRANSPORT-002", "TRANSPORT-005", "TRANSPORT-006", "TRANSPORT-007", "TRANSPORT-008",
              "TRANSPORT-009", "TRANSPORT-010", "TRANSPORT-011")
     expected = {

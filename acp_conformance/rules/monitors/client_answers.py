@@ -1,0 +1,203 @@
+"""Client side: how the client answers the agent's requests, and its own request ids.
+
+Permission and elicitation answers, unknown methods, one answer per request, no answer to a
+notification, request ids that are never null nor reused while pending.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...wire.transcript import EV_EOF
+from ..monitor import NOTIFICATION, REQUEST, RESPONSE
+from ._client import CLIENT_REQUESTS, agent_msgs, cap, client_init, client_msgs, crashed, hung_up_at
+from ._common import UNPARSED, ConnLog, ConnMonitor, Msg, fr, id_key, js
+
+ELICIT_MODES = ("form", "url")
+
+
+def _valid_id(v: Any) -> bool:
+    return isinstance(v, str) or (isinstance(v, int) and not isinstance(v, bool))
+
+
+class ClientAnswerMonitor(ConnMonitor):
+    side = "client"
+    rules = ("CLIENT-012", "CLIENT-013", "CLIENT-016", "CLIENT-017", "CLIENT-018", "CLIENT-019", "CLIENT-021",
+             "CLIENT-027")
+    expected = {
+        "CLIENT-012": "After its session/cancel the client answers every pending session/request_permission of "
+                      "that session with the cancelled outcome.",
+        "CLIENT-013": "A permission answer is {outcome: {outcome: \"cancelled\"}} or {outcome: {outcome: "
+                      "\"selected\", optionId: one of the offered ids}}.",
+        "CLIENT-016": "The client never answers a notification: every response it writes answers a request of the "
+                      "agent.",
+        "CLIENT-017": "Each agent request is answered exactly once, with the same id (string or integer), even when "
+                      "the id equals one of the client's own pending ids.",
+        "CLIENT-018": "An agent request for a method the client does not implement gets -32601.",
+        "CLIENT-019": "elicitation/create in a mode the client did not advertise gets -32602 (an unknown mode: "
+                      "-32602, decline or cancel).",
+        "CLIENT-021": "An elicitation answer's action is accept, decline or cancel; accepted form content matches "
+                      "the requested schema.",
+        "CLIENT-027": "The client's request ids are integers or strings, never null, and not reused while pending.",
+    }
+
+    def analyze(self, log: ConnLog) -> None:
+        self._answers(log)
+        self._stray(log)
+        self._ids(log)
+        self._cancel(log)
+
+    # -- one answer per request, CLIENT-013/018/019/021 -----------------------------------------
+    def _answers(self, log: ConnLog) -> None:
+        modes = cap(client_init(log), "capabilities", "elicitation") or {}
+        hung = hung_up_at(log)
+        end = log.end.t if log.end is not None else None
+        for q in agent_msgs(log, REQUEST):
+            answers = q.responses
+            if len(answers) > 1:
+                self.failed("CLIENT-017", f"the agent's {q.method} (id {js(q.id)}) was answered {len(answers)} "
+                            "times.", fr([answers[1], answers[0], q]))
+            if not answers:
+                if (end is not None and end <= q.t) or (hung is not None and hung <= q.t + 0.5):
+                    continue  # the connection was gone (or ended by the suite) before it could be answered
+                if crashed(log):
+                    self.noted("CLIENT-017", f"the agent's {q.method} (id {js(q.id)}) was never answered: the "
+                               "client crashed first.", fr([q]))
+                else:
+                    self.failed("CLIENT-017", f"the agent's {q.method} (id {js(q.id)}) was never answered "
+                                f"({log.end_desc or 'the test ended'}).", fr([q]))
+                continue
+            a = answers[0]
+            if len(answers) == 1:
+                self.pass_few("CLIENT-017", f"{q.method} (id {js(q.id)}) was answered once, with the same id.", [a, q])
+            if q.method not in CLIENT_REQUESTS:
+                if a.error_code == -32601:
+                    self.pass_few("CLIENT-018", f"the unknown method {q.method!r} got -32601.", [a, q])
+                else:
+                    self.failed("CLIENT-018", f"the agent's request for {q.method!r}, which a client does not "
+                                f"implement, got {js(a.msg, 160)} instead of -32601.", fr([a, q]))
+            elif q.method == "session/request_permission":
+                self._permission(q, a)
+            elif q.method == "elicitation/create":
+                self._elicitation(q, a, modes)
+
+    def _permission(self, q: Msg, a: Msg) -> None:
+        if not a.ok:
+            return  # an error (e.g. -32800 after $/cancel_request) is not a permission outcome
+        offered = [o.get("optionId") for o in cap(q.params, "options") or [] if isinstance(o, dict)]
+        out = cap(a.result, "outcome")
+        kind = cap(out, "outcome")
+        if kind == "cancelled" or (kind == "selected" and cap(out, "optionId") in offered):
+            self.pass_few("CLIENT-013", f"the permission answer {js(out)} is well-formed.", [a, q])
+        elif kind == "selected":
+            self.failed("CLIENT-013", f"the permission answer selects {js(cap(out, 'optionId'))}, which is not one of "
+                        f"the offered options {js(offered)}.", fr([a, q]))
+        else:
+            self.failed("CLIENT-013", f"the permission answer {js(a.result)} is neither outcome cancelled nor "
+                        "selected.", fr([a, q]))
+
+    def _elicitation(self, q: Msg, a: Msg, modes: dict) -> None:
+        mode = cap(q.params, "mode")
+        if mode in ELICIT_MODES and modes.get(mode) is None or mode not in ELICIT_MODES:
+            known = mode in ELICIT_MODES
+            if a.error_code == -32602:
+                self.pass_few("CLIENT-019", f"elicitation/create in the mode {js(mode)}, which the client did not "
+                              "advertise, got -32602.", [a, q])
+            elif not known and a.ok and cap(a.result, "action") in ("decline", "cancel"):
+                self.pass_few("CLIENT-019", f"elicitation/create in the unknown mode {js(mode)} was "
+                              f"{cap(a.result, 'action')}d.", [a, q])
+            else:
+                self.failed("CLIENT-019", f"elicitation/create in the {'unadvertised' if known else 'unknown'} mode "
+                            f"{js(mode)} got {js(a.msg, 160)} instead of -32602.", fr([a, q]))
+            return
+        if not a.ok:
+            return
+        action = cap(a.result, "action")
+        if action not in ("accept", "decline", "cancel"):
+            self.failed("CLIENT-021", f"the elicitation answer's action is {js(action)}, not accept, decline or "
+                        "cancel.", fr([a, q]))
+            return
+        if action == "accept" and mode == "form":
+            schema = cap(q.params, "requestedSchema") or {}
+            props = schema.get("properties") if isinstance(schema, dict) else None
+            content = cap(a.result, "content")
+            if not isinstance(content, dict):
+                self.failed("CLIENT-021", f"the accepted form answer carries content {js(content)}, not an object.",
+                            fr([a, q]))
+                return
+            extra = [k for k in content if isinstance(props, dict) and k not in props]
+            missing = [k for k in (schema.get("required") or []) if k not in content] if isinstance(schema, dict) else []
+            if extra or missing:
+                self.failed("CLIENT-021", f"the accepted form content does not match the requested schema "
+                            f"(unknown: {extra}, missing: {missing}).", fr([a, q]))
+                return
+        self.pass_few("CLIENT-021", f"the elicitation answer ({action}) is well-formed.", [a, q])
+
+    # -- CLIENT-016: responses to nothing -------------------------------------------------------
+    def _stray(self, log: ConnLog) -> None:
+        notes = agent_msgs(log, NOTIFICATION)
+        bad = False
+        for m in client_msgs(log, RESPONSE):
+            if m.request is None:
+                bad = True
+                self.failed("CLIENT-016", f"the client wrote a response (id {js(m.id)}) that answers no request of "
+                            f"the agent: {js(m.msg, 160)}.",
+                            fr([m] + [n for n in notes if n.order < m.order][-1:]))
+        if notes and not bad and (client_msgs(log, REQUEST) or log.end is not None):
+            self.pass_few("CLIENT-016", f"the client answered none of the agent's {len(notes)} notification(s).",
+                          [notes[0]], limit=1)
+
+    # -- CLIENT-027: the client's request ids ---------------------------------------------------
+    def _ids(self, log: ConnLog) -> None:
+        reqs = client_msgs(log, REQUEST)
+        if not reqs:
+            return
+        bad = False
+        pending: dict[Any, Msg] = {}
+        for m in sorted(reqs + agent_msgs(log, RESPONSE), key=lambda m: m.order):
+            if m.kind == RESPONSE:
+                pending.pop(id_key(m.id), None)
+                continue
+            if not _valid_id(m.id):
+                bad = True
+                self.failed("CLIENT-027", f"the client sent {m.method!r} with id {js(m.id)}; request ids are integers "
+                            "or strings, never null.", fr([m]))
+                continue
+            k = id_key(m.id)
+            if k in pending:
+                bad = True
+                self.failed("CLIENT-027", f"the client sent {m.method!r} with id {js(m.id)} while its earlier "
+                            f"{pending[k].method!r} with that id was still pending.", fr([m, pending[k]]))
+            pending[k] = m
+        if not bad:
+            self.pass_few("CLIENT-027", f"the client's {len(reqs)} request id(s) were valid and never reused while "
+                          "pending.", [reqs[0]], limit=1)
+
+    # -- CLIENT-012 -----------------------------------------------------------------------------
+    def _cancel(self, log: ConnLog) -> None:
+        for c in client_msgs(log, NOTIFICATION, "session/cancel"):
+            sid = cap(c.params, "sessionId")
+            for q in agent_msgs(log, REQUEST, "session/request_permission"):
+                if q.order > c.order or cap(q.params, "sessionId") != sid:
+                    continue
+                first = q.responses[0] if q.responses else None
+                if first is not None and first.order < c.order:
+                    continue  # answered before the cancel
+                if first is None:
+                    if log.end is not None and log.end.event == EV_EOF and crashed(log):
+                        continue
+                    self.failed("CLIENT-012", f"after its session/cancel of {js(sid)} the client never answered the "
+                                f"pending permission request (id {js(q.id)}).", fr([c, q]))
+                elif first.ok and cap(first.result, "outcome", "outcome") == "cancelled":
+                    self.pass_few("CLIENT-012", f"after session/cancel the pending permission request (id {js(q.id)}) "
+                                  "was answered cancelled.", [first, c, q])
+                elif first.error_code == -32800:
+                    self.pass_few("CLIENT-012", f"after session/cancel the pending permission request (id {js(q.id)}) "
+                                  "was answered -32800.", [first, c, q])
+                else:
+                    self.failed("CLIENT-012", f"after its session/cancel of {js(sid)} the client answered the pending "
+                                f"permission request (id {js(q.id)}) with {js(first.msg, 160)}, not the cancelled "
+                                "outcome.", fr([first, c, q]))
+
+
+_ = UNPARSED
