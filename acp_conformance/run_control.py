@@ -6,9 +6,10 @@ run may take and how often a test is tried stays apart from what a test judges.
 * ``--acp-timeout-multiplier F`` scales every harness timeout (response, startup, whole test) for
   slow agents.
 * ``--acp-budget S`` is a wall-clock budget for the whole run. A test that would start after it is
-  spent is skipped with that reason, and a running test gets at most what is left; the run then
-  ends cleanly with the verdict of what it has (the rules of the skipped tests are not-tested, so
-  a cut-short run is never conformant).
+  spent is skipped with that reason; a running test finishes normally (cutting it short would
+  blame the target for the missing answers), so the overshoot is at most one test's timeout. The
+  run then ends cleanly with the verdict of what it has (the rules of the skipped tests are
+  not-tested, so a cut-short run is never conformant).
 * ``--acp-rerun-failures`` runs a failed test once more, alone. A test that passes on the rerun is
   reported as flaky: its rules that failed the first time get a ``flaky`` finding, which counts
   against conformance like a failure but says what happened.
@@ -68,7 +69,6 @@ def pytest_configure(config: pytest.Config) -> None:
     start = winput.get("acp_run_started") if winput else None
     state.run_started = float(start) if start is not None else time.time()
     state.budget = budget
-    state.test_timeout_full = s.get("test_timeout")
     state.budget_skipped = []
     state.flaky = []
 
@@ -93,13 +93,10 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     left = _remaining(state)
     if left is None:
         return
-    if left <= 1.0:
+    if left <= 0:
         reason = f"the run's budget of {state.budget:g} s (--acp-budget) was spent before this test started"
         item.user_properties.append((BUDGET_KEY, reason))
         pytest.skip(reason)
-    full = state.test_timeout_full
-    if full is not None:
-        state.settings["test_timeout"] = min(float(full), left)
 
 
 @pytest.hookimpl(tryfirst=True)
