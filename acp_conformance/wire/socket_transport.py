@@ -97,7 +97,7 @@ class SocketTransport(Transport):
         self.listener = None
         if not got:
             if self.exited.is_set():
-                raise NeverConnected(f"the client exited ({_how(self.returncode)}) without starting its agent "
+                raise NeverConnected(f"the client {_how(self.returncode)} without starting its agent "
                                      f"(the {PLACEHOLDER} command); command line: {self.command_line}")
             raise NeverConnected(f"the client did not start its agent (the {PLACEHOLDER} command) within "
                                  f"{self.connect_timeout:g} s; command line: {self.command_line}")
@@ -195,7 +195,9 @@ class SocketTransport(Transport):
         if self.process is None:
             return "never started"
         how = "exited after its agent closed its output"
-        if not self.exited.is_set():
+        if self.stream is None and not self.exited.is_set():
+            how = "never connected"  # nothing to close: straight to SIGTERM
+        elif not self.exited.is_set():
             await self.close_stdin()
             with anyio.move_on_after(grace):
                 await self.exited.wait()

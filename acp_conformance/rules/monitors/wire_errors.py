@@ -228,7 +228,7 @@ class WireErrorMonitor(FrameLogMixin, ConnMonitor):
             code = m.error.get("code")
             if _is_int(code):
                 if (-32768 <= code <= -32000 or -32899 <= code <= -32800) and code not in DEFINED_CODES:
-                    self.warned("ERR-015", f"the agent answered {m.method or 'a request'} (id {js(m.id)}) with "
+                    self.warned("ERR-015", f"the {self.ctx.target_side} answered {m.method or 'a request'} (id {js(m.id)}) with "
                                 f"error code {code}, inside a reserved range but not defined by ACP/JSON-RPC.",
                                 fr([m, m.request]))
                 else:
@@ -346,7 +346,7 @@ class WireErrorMonitor(FrameLogMixin, ConnMonitor):
             if note is None or note.kind != "silent":
                 continue  # ERR-004 judges responses to nothing; a notification batch is TRANSPORT-007's
             blamed.add(note.frame.seq)
-            self.failed("ERR-011", f"the suite sent the notification {note.value.get('method')!r} and the agent "
+            self.failed("ERR-011", f"the suite sent the notification {note.value.get('method')!r} and the {self.ctx.target_side} "
                         f"answered it (t={f.t:.2f}): {js(f.msg, 160)}.", fr([f, note.frame]))
         for s in sent:
             if s.kind != "silent" or s.frame.seq in blamed:
@@ -449,20 +449,20 @@ class WireErrorMonitor(FrameLogMixin, ConnMonitor):
                 continue
             if not valid_id(m.id):
                 bad009 = True
-                self.failed("ERR-009", f"the agent sent the request {m.method!r} with id {js(m.id)}; request ids "
+                self.failed("ERR-009", f"the {self.ctx.target_side} sent the request {m.method!r} with id {js(m.id)}; request ids "
                             "are integers or strings, never null.", fr([m]))
                 continue
             k = id_key(m.id)
             if k in pending:
                 bad010 = True
-                self.failed("ERR-010", f"the agent sent {m.method!r} with id {js(m.id)} while its earlier request "
+                self.failed("ERR-010", f"the {self.ctx.target_side} sent {m.method!r} with id {js(m.id)} while its earlier request "
                             f"{pending[k].method!r} with that id was still awaiting a response.", fr([m, pending[k]]))
             pending[k] = m
         if not bad009:
-            self.pass_few("ERR-009", f"all {len(reqs)} request(s) the agent sent carried an integer or string id.",
+            self.pass_few("ERR-009", f"all {len(reqs)} request(s) the {self.ctx.target_side} sent carried an integer or string id.",
                           [reqs[0]])
         if not bad010:
-            self.pass_few("ERR-010", f"the agent's {len(reqs)} request(s) never reused an id that was still "
+            self.pass_few("ERR-010", f"the {self.ctx.target_side}'s {len(reqs)} request(s) never reused an id that was still "
                           "pending.", [reqs[0]])
 
     def _params(self, log: ConnLog, init_t: float | None) -> None:

@@ -201,7 +201,7 @@ class ExtMonitor(FrameLogMixin, ConnMonitor):
                               f"({nxt.method}) was answered.", [s.frame, nxt], key=method, limit=1)
             elif log.end is not None and not log.suite_closed:
                 (self.warned if rule == "EXT-001" else self.noted)(
-                    rule, f"after the notification {method!r} the agent answered nothing more: {log.end_desc}.",
+                    rule, f"after the notification {method!r} the {self.ctx.target_side} answered nothing more: {log.end_desc}.",
                     fr([s.frame]))
         self._meta_equivalence(log, init_t)
         self._strict_blocks(log, init_t)

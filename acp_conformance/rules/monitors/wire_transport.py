@@ -59,7 +59,7 @@ class WireTransportMonitor(FrameLogMixin, ConnMonitor):
         self.lines += 1
         if f.problem is not None and "UTF-8" in f.problem:
             self.bad001 = True
-            self.failed("TRANSPORT-001", f"the agent wrote a line that is {f.problem}: "
+            self.failed("TRANSPORT-001", f"the {self.ctx.target_side} wrote a line that is {f.problem}: "
                         f"{f.raw[:120]!r}.", [f])
             return
         if any(b > 0x7F for b in f.raw):
@@ -68,20 +68,20 @@ class WireTransportMonitor(FrameLogMixin, ConnMonitor):
             s = f.raw.strip()
             if s and (s.startswith(FRAGMENT_START) or s.endswith((b",", b"{", b"[")) or b'": ' in s):
                 self.bad002 = True
-                self.failed("TRANSPORT-002", f"the agent wrote a line that is a fragment of JSON, not one complete "
+                self.failed("TRANSPORT-002", f"the {self.ctx.target_side} wrote a line that is a fragment of JSON, not one complete "
                             f"message (a JSON value spread over several lines?): {f.text(160)!r}.", [f])
             return  # other non-JSON output is TRANSPORT-003's
         if not isinstance(f.msg, (dict, list)):
             self.bad002 = True
-            self.failed("TRANSPORT-002", f"the agent wrote a line holding the JSON value {f.text(80)}, not an "
+            self.failed("TRANSPORT-002", f"the {self.ctx.target_side} wrote a line holding the JSON value {f.text(80)}, not an "
                         "object or array.", [f])
         elif (f.detail or {}).get("unterminated"):
-            self.warned("TRANSPORT-002", "the agent's last line was not terminated by \\n before its stdout "
+            self.warned("TRANSPORT-002", f"the {self.ctx.target_side}'s last line was not terminated by \\n before its stdout "
                         f"closed: {f.text(120)!r}.", [f])
         if isinstance(f.msg, list):
             for x in f.msg:
                 if isinstance(x, dict) and x.get("method") in LIFECYCLE:
-                    self.warned("TRANSPORT-010", f"the agent sent {x.get('method')!r} inside a batch.", [f])
+                    self.warned("TRANSPORT-010", f"the {self.ctx.target_side} sent {x.get('method')!r} inside a batch.", [f])
                     break
 
     # -- per connection ---------------------------------------------------------------------
@@ -222,11 +222,11 @@ class WireTransportMonitor(FrameLogMixin, ConnMonitor):
 
     def finish_test(self) -> None:
         if self.lines and not self.bad001:
-            self.passed("TRANSPORT-001", f"all {self.lines} line(s) the agent wrote decoded as UTF-8"
+            self.passed("TRANSPORT-001", f"all {self.lines} line(s) the {self.ctx.target_side} wrote decoded as UTF-8"
                         f"{f' ({self.nonascii} with non-ASCII bytes)' if self.nonascii else ''}.")
         if self.lines and not self.bad002:
-            self.passed("TRANSPORT-002", f"all {self.lines} line(s) the agent wrote held one complete JSON object "
+            self.passed("TRANSPORT-002", f"all {self.lines} line(s) the {self.ctx.target_side} wrote held one complete JSON object "
                         "or array.")
         if self.lines:
-            self.pass_few("TRANSPORT-010", "the agent sent no lifecycle-sensitive message inside a batch.", [],
+            self.pass_few("TRANSPORT-010", f"the {self.ctx.target_side} sent no lifecycle-sensitive message inside a batch.", [],
                           limit=1)
