@@ -165,3 +165,14 @@ def test_reference_client_round_trip_with_the_reference_agent(tmp_path):
         p = subprocess.run(base + extra + ["--", shlex.join(REFERENCE_AGENT)], cwd=tmp_path, capture_output=True,
                            text=True, timeout=60, env={**os.environ, "ACP_REFERENCE_STATE_DIR": str(tmp_path)})
         assert p.returncode == 0, (extra, p.stderr[-2000:])
+
+
+def test_a_client_without_agent_placeholder_is_spoken_to_on_its_stdio(tmp_path):
+    stdio_client = ROOT / "tests" / "hostile_clients" / "stdio_client.py"
+    r = run_client_suite([sys.executable, str(stdio_client)], tmp_path, "--acp-rules=CLIENT-007,CLIENT-013")
+    assert r.report is not None, r.output[-3000:]
+    for rule in ("CLIENT-001", "CLIENT-007", "CLIENT-013", "TRANSPORT-002"):
+        assert r.status(rule) == "pass", (rule, r.rule(rule))
+    assert not r.with_status("fail") and not r.with_status("warn")
+    transcript = (r.report_dir / "transcripts").glob("*.jsonl")
+    assert not any("relay" in p.read_text() for p in transcript)  # no relay: its own stdin and stdout
