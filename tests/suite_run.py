@@ -48,7 +48,10 @@ def run_suite(agent_argv: list[str], workdir: Path, *extra: str, timeout: float 
     report_dir = workdir / "reports"
     junit = workdir / "junit.xml"
     cmd = [sys.executable, "-m", "pytest", f"--agent-cmd={shlex.join(agent_argv)}",
-           f"--acp-report-dir={report_dir}", f"--junitxml={junit}", "-p", "no:cacheprovider", "-q", *extra]
+           f"--acp-report-dir={report_dir}", f"--junitxml={junit}", "-p", "no:cacheprovider",
+           # hypothesis' own pytest plugin imports hypothesis at the end of every run (0.3 s each, and
+           # these tests start a few hundred runs); the suite does not use it
+           "-p", "no:hypothesispytest", "-q", *extra]
     proc = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=timeout)
     report_file = report_dir / "report.json"
     report = json.loads(report_file.read_text()) if report_file.exists() else None
