@@ -431,8 +431,12 @@ class Runner:
 
     async def _step_raw(self, a: dict[str, Any], step: Step) -> None:
         line = a.get("line")
+        if isinstance(a.get("b64"), str):  # bytes that are not UTF-8 (the fuzzer's invalid-encoding cases)
+            import base64
+            await self.peer.send_raw(base64.b64decode(a["b64"]))
+            return
         if not isinstance(line, str):
-            raise HarnessError(f"{step.describe()}: raw needs a line (string)")
+            raise HarnessError(f"{step.describe()}: raw needs a line (string) or b64 (base64 bytes)")
         await self.peer.send_raw(line.encode("utf-8"))
 
     async def _step_restart(self, a: dict[str, Any], step: Step) -> None:

@@ -1,0 +1,173 @@
+"""Running the fuzzer and replaying what it found (shared by the console script and pytest).
+
+``fuzz()`` runs the state machine under hypothesis with a seed, an example count and a wall-clock
+budget; on a failure hypothesis shrinks the example, and the shrunk example (the last failing run)
+is written as a scenario file next to ``fuzz-report.json``. ``replay()`` loads such a file with the
+ordinary scenario loader and runs it with the ordinary runner and every agent monitor.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..rules.catalog import load_catalog
+from .stateful import FuzzConfig, FuzzFailure, FuzzSession, Judge, StepStats, machine_for
+
+SCENARIO_NAME = "fuzz-counterexample"
+
+
+class BudgetSpent(Exception):
+    """The wall-clock budget is over: no new example is started."""
+
+
+@dataclass
+class FuzzResult:
+    seed: int
+    examples: int
+    steps: int
+    seconds: float
+    failure: str | None = None
+    rules: list[str] = field(default_factory=list)
+    scenario_path: Path | None = None
+    report_path: Path | None = None
+    stats: StepStats | None = None
+    budget_spent: bool = False
+    step_log: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def steps_per_second(self) -> float:
+        return self.steps / self.seconds if self.seconds else 0.0
+
+
+def fuzz(config: FuzzConfig, *, seed: int = 0, max_examples: int = 50, budget: float | None = None,
+         step_count: int = 30, report_dir: Path | str | None = None) -> FuzzResult:
+    from hypothesis import HealthCheck, Phase, settings
+    from hypothesis import seed as hseed
+    from hypothesis.errors import Flaky
+    from hypothesis.stateful import run_state_machine_as_test
+
+    fs = FuzzSession(config)
+    machine = machine_for(fs)
+    t0 = time.perf_counter()
+    deadline = t0 + budget if budget else None
+
+    class Budgeted(machine):  # checks the budget when an example starts, so a running one finishes
+        def __init__(self):
+            if deadline is not None and time.perf_counter() > deadline and fs.last_failure is None:
+                raise BudgetSpent()
+            super().__init__()
+
+    def factory():
+        return Budgeted()
+
+    factory = hseed(seed)(factory)
+    st_settings = settings(max_examples=max_examples, stateful_step_count=step_count, database=None,
+                           deadline=None, derandomize=False, print_blob=False,
+                           phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
+                           suppress_health_check=list(HealthCheck), report_multiple_bugs=False)
+    error: BaseException | None = None
+    spent = False
+    try:
+        run_state_machine_as_test(factory, settings=st_settings)
+    except BudgetSpent:
+        spent = True
+    except (FuzzFailure, Flaky, AssertionError) as e:
+        error = e
+    except Exception as e:  # a failure inside the machine that is not ours is still a finding
+        error = e
+    finally:
+        fs.close()
+    seconds = time.perf_counter() - t0
+    fs.stats.t_total = seconds
+    result = FuzzResult(seed, fs.stats.examples, fs.stats.steps, seconds, stats=fs.stats, budget_spent=spent)
+    if error is not None and fs.last_failure is None:
+        result.failure = f"the fuzzer failed: {type(error).__name__}: {error}"
+    if fs.last_failure is not None:
+        rec = fs.last_failure
+        result.failure, result.rules, result.step_log = rec.failure, rec.rules, rec.steps
+    if report_dir is not None:
+        out = Path(report_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        if fs.last_failure is not None:
+            result.scenario_path = write_scenario(out / "fuzz-counterexample.yaml", fs.last_failure, config, seed)
+        result.report_path = out / "fuzz-report.json"
+        result.report_path.write_text(json.dumps(report_json(result, config), indent=1), encoding="utf-8")
+    return result
+
+
+def write_scenario(path: Path, rec, config: FuzzConfig, seed: int) -> Path:
+    catalog = load_catalog()
+    doc = {"scenarios": [{
+        "name": SCENARIO_NAME,
+        "description": f"Shrunk by the fuzzer (seed {seed}) against {' '.join(config.argv)}: {rec.failure}"[:2000],
+        "rules": [r for r in dict.fromkeys(rec.rules) if r in catalog],
+        "options": rec.options,
+        "steps": rec.steps,
+    }]}
+    path.write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=False, width=100000), encoding="utf-8")
+    return path
+
+
+def report_json(result: FuzzResult, config: FuzzConfig) -> dict[str, Any]:
+    s = result.stats
+    split = {}
+    if s is not None and result.seconds:
+        target = max(s.t_target - s.t_monitors, 0.0)
+        split = {"generation_and_hypothesis": max(result.seconds - s.t_target - s.t_start, 0.0) / result.seconds,
+                 "validation_and_monitors": s.t_monitors / result.seconds,
+                 "target": target / result.seconds, "process_start_stop": s.t_start / result.seconds}
+    return {"target": config.argv, "seed": result.seed, "examples": result.examples, "steps": result.steps,
+            "seconds": round(result.seconds, 3), "steps_per_second": round(result.steps_per_second, 1),
+            "time_split": {k: round(v, 3) for k, v in split.items()}, "budget_spent": result.budget_spent,
+            "failure": result.failure, "rules": result.rules,
+            "scenario": str(result.scenario_path) if result.scenario_path else None}
+
+
+@dataclass
+class ReplayResult:
+    failures: list[str]
+    error: str | None
+    frames: int
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.failures or self.error)
+
+
+def replay(path: Path | str, config: FuzzConfig) -> ReplayResult:
+    """Rerun a scenario file (a fuzz counterexample or any scenario) with the runner and all monitors."""
+    import anyio
+
+    from ..scenarios.model import load_file
+    from ..scenarios.runner import RunSettings, Runner, TargetSpec
+    from .strategies import strategies_for
+
+    scenarios = load_file(path, set(load_catalog()))
+    validator = strategies_for(config.schema_path).validator
+    failures: list[str] = []
+    error = None
+    frames = 0
+    for scn in scenarios:
+        judge = Judge(validator, scn.options, StepStats(), config.strict)
+        settings = RunSettings(timeout=config.timeout, startup_timeout=config.startup_timeout, test_timeout=600,
+                               prompts=config.prompts, validate_sent=None)
+        tmp = tempfile.mkdtemp(prefix="acp-replay-")
+        try:
+            result = anyio.run(Runner(scn, TargetSpec(config.argv, config.env), settings, Path(tmp),
+                                      listeners=[judge.feed]).run)
+            judge.ctx.finish()
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        frames += len(judge.ctx.frames)
+        for f in judge.blocking(judge.ctx.findings):
+            failures.append(f"{f.rule} failed: {f.message}")
+        error = error or result.error or result.harness_error
+    return ReplayResult(failures, error, frames)
