@@ -23,6 +23,10 @@ What it advertises (initialize result)::
 What a prompt does is steered by its text (the text blocks joined with newlines); the triggers
 are case-insensitive substrings, checked in this order:
 
+* ``background`` - an ``execute`` tool call showing a terminal (``npm run dev``, ``capabilities.cancel
+  {}``) completes while the terminal keeps running; from then on every state_update of the session
+  carries ``background`` (the terminal, later ``[]``). session/cancel does not stop it; terminal/cancel
+  (or 30 s) does: exitStatus, then a state_update snapshot without it. session/close stops it silently.
 * ``permission`` - a tool call (kind ``delete`` if the text contains "delete", else ``edit``)
   that asks ``session/request_permission`` (options ``allow`` = allow_once, ``reject`` =
   reject_once) and reports ``requires_action`` while waiting. Allow -> running, tool call
@@ -205,6 +209,8 @@ class LiveSession:
         self.turn: Turn | None = None
         self.held: deque = deque()  # (ctx, prompt) of prompts not inserted yet
         self.closed = False
+        self.background: list | None = None  # the reported background list (None: never reported)
+        self.bg_terminals: dict[str, dict] = {}  # terminalId -> live background terminal (its stop future)
 
 
 class SessionStore:
@@ -284,7 +290,7 @@ class ReferenceAgent:
         "$/cancel_request": "handle_cancel_request",
     }
     SUPPORTS_EMBEDDED_CONTEXT = True
-    STEERING_WORDS = ("permission", "elicit", "terminal", "cancellable", "tool", "fail", "slowly")
+    STEERING_WORDS = ("background", "permission", "elicit", "terminal", "cancellable", "tool", "fail", "slowly")
 
     def __init__(self, state_dir: str | None = None):
         state_dir = state_dir or os.environ.get("ACP_REFERENCE_STATE_DIR") or os.path.join(
@@ -400,6 +406,9 @@ class ReferenceAgent:
     def send_update(self, session: LiveSession, update: dict) -> None:
         if session.closed:  # nothing more for a closed session on this connection
             return
+        if (update.get("sessionUpdate") == "state_update" and session.background is not None
+                and "background" not in update):  # once reported, on every state update (STATE-005)
+            update = dict(update, background=[dict(item) for item in session.background])
         self.notify("session/update", {"sessionId": session.id, "update": update})
 
     def send_request(self, method: str, params: dict) -> tuple[int, asyncio.Future]:
@@ -881,6 +890,12 @@ class ReferenceAgent:
         session_id = self.require_str(params, "sessionId")
         terminal_id = self.require_str(params, "terminalId")
         session = self.live_session(session_id)
+        bg = session.bg_terminals.get(terminal_id)
+        if bg is not None:
+            self.respond(ctx, {})
+            if not bg["stop"].done():
+                bg["stop"].set_result(True)
+            return
         turn = session.turn
         term = turn.terminal if turn is not None else None
         if (term is None or term.get("terminalId") != terminal_id or term.get("exitStatus") is not None
@@ -1284,6 +1299,39 @@ class ReferenceAgent:
         self.tool_update(session, turn, status="completed")  # the agent's own decision, not the cancel's
         self.agent_chunk(session, turn, text)
         return "end_turn", None
+
+    async def work_background(self, session: LiveSession, turn: Turn) -> tuple[str, dict | None]:
+        """A dev server whose tool call returns while its terminal keeps running in the background."""
+        terminal_id = new_id("term_")
+        turn.terminal = {"terminalId": terminal_id}
+        self.tool_update(session, turn, title="Start the dev server", name="run_command", kind="execute",
+                         status="in_progress", content=[{"type": "terminal", "terminalId": terminal_id}])
+        self.terminal_update(session, turn, command="npm run dev", cwd=session.record["cwd"],
+                             capabilities={"cancel": {}})
+        self.terminal_chunk(session, turn, b"server listening on :3000\n")
+        self.tool_update(session, turn, status="completed")  # control returns; the process keeps running
+        bg = {"terminalId": terminal_id, "stop": self.loop.create_future()}
+        session.bg_terminals[terminal_id] = bg
+        session.background = (session.background or []) + [{"type": "terminal", "terminalId": terminal_id}]
+        self.loop.create_task(self.run_background_terminal(session, bg))
+        self.agent_chunk(session, turn, "The dev server runs in the background.")
+        return "end_turn", None
+
+    BACKGROUND_SECONDS = 30.0  # a background terminal nobody stops ends on its own
+
+    async def run_background_terminal(self, session: LiveSession, bg: dict) -> None:
+        """Wait for terminal/cancel (or the time limit): exitStatus first, then the snapshot without it."""
+        stopped = await self.wait_stop(bg["stop"], self.BACKGROUND_SECONDS)
+        self.end_background_terminal(session, bg["terminalId"], {"exitCode": None, "signal": "SIGTERM"} if stopped
+                                     else {"exitCode": 0, "signal": None})
+
+    def end_background_terminal(self, session: LiveSession, terminal_id: str, exit_status: dict) -> None:
+        if session.bg_terminals.pop(terminal_id, None) is None:
+            return
+        self.send_update(session, {"sessionUpdate": "terminal_update", "terminalId": terminal_id,
+                                   "exitStatus": exit_status, "capabilities": {"cancel": None}})
+        session.background = [item for item in session.background or [] if item.get("terminalId") != terminal_id]
+        self.send_update(session, {"sessionUpdate": "state_update", "state": self.current_state(session)})
 
     def elicitation_modes(self) -> set:
         """Elicitation modes the client advertised in initialize (a non-null object each)."""
