@@ -404,8 +404,10 @@ class ScenarioItem(pytest.Item):
         d.mkdir(parents=True, exist_ok=True)
         name = re.sub(r"[^A-Za-z0-9_.-]+", "_", self.nodeid.split("/")[-1])[:150]
         path = d / f"{name}.jsonl"
+        from .report.redact import transcript_jsonl  # secrets are masked in the file, never for monitors
+        redact = not self.config.getoption("acp_no_redact", default=False)
         with open(path, "w", encoding="utf-8") as fh:
-            fh.write(result.transcript.to_jsonl())
+            fh.write(transcript_jsonl(result.transcript.frames, redact=redact))
         if any(result.stderr):
             (d / f"{name}.stderr.txt").write_text("\n--- next connection ---\n".join(result.stderr),
                                                   encoding="utf-8")
@@ -501,26 +503,33 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     state = session.config.stash.get(STATE, None)
     if state is None or hasattr(session.config, "workerinput") or session.config.option.collectonly:
         return  # xdist workers report to the controller, which judges; --collect-only judges nothing
-    from .report.json_report import write_json_report
+    from .report.waivers import WaiverError, load_waivers
+    from .report.write import write_reports
     from .rules.monitors import checked_on
     from .rules.verdicts import compute
+    waivers_file = session.config.getoption("acp_expected_failures", default=None)
+    try:
+        waivers = load_waivers(waivers_file, state.catalog) if waivers_file else {}
+    except WaiverError as e:
+        session.config.get_terminal_writer().line(f"acp-conformance: {e}", red=True)
+        session.exitstatus = 2
+        return
+    state.settings["waivers_file"] = waivers_file
+    state.settings["no_redact"] = bool(session.config.getoption("acp_no_redact", default=False))
     if state.negotiated_version == 1 and not any(f.rule == "INIT-001" and f.status == FAIL for f in state.findings):
         state.findings.append(Finding("INIT-001", FAIL, V1_NOTE + ".", "A v2 agent answers protocolVersion 2."))
     verdict = compute(state.catalog, state.findings, set(checked_on(state.side)), state.bound, state.skipped,
-                      strict=state.settings["strict"], side=state.side, not_observable=load_not_observable())
+                      strict=state.settings["strict"], side=state.side, not_observable=load_not_observable(),
+                      waivers=waivers)
     state.verdict = verdict
     try:
-        write_json_report(state.settings["report_dir"] / "report.json", verdict, state)
-        if state.negotiated_version == 1:  # say so in the verdict itself
-            path = state.settings["report_dir"] / "report.json"
-            data = json.loads(path.read_text(encoding="utf-8"))
-            data["verdict"]["negotiated_version"] = 1
-            data["verdict"]["note"] = V1_NOTE
-            path.write_text(json.dumps(data, indent=1, ensure_ascii=False), encoding="utf-8")
+        extra = {"negotiated_version": 1, "note": V1_NOTE} if state.negotiated_version == 1 else None
+        write_reports(state.settings["report_dir"], verdict, state, extra)  # json, html, badge, step summary
     except OSError as e:
         session.config.get_terminal_writer().line(f"acp-conformance: could not write the report: {e}", red=True)
     if exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED):
-        session.exitstatus = pytest.ExitCode.OK if verdict.conformant else pytest.ExitCode.TESTS_FAILED
+        ok = verdict.conformant and not verdict.stale_waivers  # a stale waiver fails the run
+        session.exitstatus = pytest.ExitCode.OK if ok else pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:
@@ -534,7 +543,13 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
         if rv.checked and rv.status in (FAIL, WARN, "not-tested"):
             why = rv.reason or next((f.message for f in rv.findings if f.status in (FAIL, WARN)), "")
             tr.line(f"  {rv.status.upper():10} {rv.rule.id:14} {rv.rule.level:8} {why[:160]}")
-    tr.line(f"report: {state.settings['report_dir'] / 'report.json'}")
+        elif rv.status == "xfail" or rv.stale_waiver:
+            why = ("STALE WAIVER: this rule passes now; remove it from the expected-failures file"
+                   if rv.stale_waiver else rv.reason)
+            tr.line(f"  {'STALE' if rv.stale_waiver else 'XFAIL':10} {rv.rule.id:14} {rv.rule.level:8} {why[:160]}",
+                    red=rv.stale_waiver)
+    rd = state.settings["report_dir"]
+    tr.line(f"report: {rd / 'report.json'}  (also report.html, badge.json)")
     if state.negotiated_version == 1:
         tr.line(V1_NOTE, bold=True, red=True)
     tr.line(v.summary_line(), bold=True, green=v.conformant, red=not v.conformant)

@@ -55,4 +55,8 @@ def run_suite(agent_argv: list[str], workdir: Path, *extra: str, timeout: float 
     proc = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=timeout)
     report_file = report_dir / "report.json"
     report = json.loads(report_file.read_text()) if report_file.exists() else None
+    if report is not None:  # every report an end-to-end test produces must match schema/report.schema.json
+        from acp_conformance.report.schema_check import report_errors
+        errors = report_errors(report)
+        assert not errors, f"{report_file} does not match schema/report.schema.json: {errors[:5]}"
     return SuiteRun(proc.returncode, proc.stdout + proc.stderr, report, report_dir, junit)

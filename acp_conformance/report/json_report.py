@@ -11,6 +11,14 @@ from typing import Any
 from .. import __version__
 
 
+def _stderr_path(transcript: str | None) -> str | None:
+    """The target's stderr of a test sits beside its transcript (only when it wrote any)."""
+    if not transcript or not transcript.endswith(".jsonl"):
+        return None
+    p = Path(transcript[: -len(".jsonl")] + ".stderr.txt")
+    return str(p) if p.is_file() else None
+
+
 def build_json_report(verdict, state) -> dict[str, Any]:
     s = state.settings
     init = state.agent_init or {}
@@ -23,12 +31,17 @@ def build_json_report(verdict, state) -> dict[str, Any]:
         "suite": {"name": "acp-conformance", "version": __version__},
         "generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "schema": {"path": str(s["schema"].path), "revision": s["schema"].revision, "sha256": s["schema"].sha256},
-        "target": {"side": getattr(state, "side", "agent"), "command": shlex.join(s["argv"]), "info": init.get("info"),
+        "target": {"side": getattr(state, "side", None) or s.get("side", "agent"),
+                   "command": shlex.join(s.get("argv") or s.get("cmd") or []), "info": init.get("info"),
                    "protocolVersion": init.get("protocolVersion"), "capabilities": init.get("capabilities")},
         "verdict": {"conformant": verdict.conformant, "strict": verdict.strict, "counts": verdict.counts(),
                     "blocking": [v.rule.id for v in verdict.blocking_failures],
+                    "stale_waivers": [v.rule.id for v in getattr(verdict, "stale_waivers", [])],
                     "summary": verdict.summary_line()},
-        "tests": [{"id": t, "transcript": p, "skipped": state.skipped.get(t), "error": state.errors.get(t)}
+        "redacted": not s.get("no_redact", False),
+        "waivers_file": s.get("waivers_file"),
+        "tests": [{"id": t, "transcript": p, "stderr": _stderr_path(p), "skipped": state.skipped.get(t),
+                   "error": state.errors.get(t)}
                   for t, p in sorted(state.transcripts.items())],
         "rules": rules,
     }

@@ -7,6 +7,8 @@
   conformance: a dead agent must not score 100%.
 * A rule the suite has no check for yet is listed as such and left out of the verdict.
 * A rule whose every bound test was skipped (a capability the target does not advertise) is ``skip``.
+* Waivers (--acp-expected-failures): a waived rule that fails, is flaky or warns is ``xfail`` and does
+  not count; a waived rule that passes is a stale waiver, which fails the run (not the conformance).
 """
 
 from __future__ import annotations
@@ -17,6 +19,9 @@ from typing import Any, Iterable
 from .catalog import SHOULD_LEVELS, Rule
 from .findings import FAIL, FLAKY, INFO, NOT_TESTED, PASS, SKIP, WARN, Finding, worst
 
+XFAIL = "xfail"  # failed, and listed as an expected failure (a waiver): reported, not counted
+WAIVABLE = (FAIL, FLAKY, WARN)  # statuses a waiver turns into xfail
+
 
 @dataclass
 class RuleVerdict:
@@ -26,6 +31,8 @@ class RuleVerdict:
     findings: list[Finding] = field(default_factory=list)
     tests: list[str] = field(default_factory=list)
     reason: str = ""
+    waiver: Any = None  # the Waiver (rule, reason, link) naming this rule, if any
+    stale_waiver: bool = False  # waived, yet it passed
 
     @property
     def counts(self) -> bool:
@@ -43,6 +50,8 @@ class RuleVerdict:
             "tests": self.tests,
             "evidence": [f.to_json() for f in self.findings if f.status in (FAIL, FLAKY, WARN)][:20]
                         or [f.to_json() for f in self.findings][:3],
+            "waiver": self.waiver.to_json() if self.waiver is not None else None,
+            "stale_waiver": self.stale_waiver,
         }
 
 
@@ -62,21 +71,28 @@ class Verdict:
         return not self.blocking_failures
 
     def counts(self) -> dict[str, int]:
-        out = {s: 0 for s in (PASS, FAIL, FLAKY, WARN, SKIP, NOT_TESTED)}
+        out = {s: 0 for s in (PASS, FAIL, FLAKY, WARN, XFAIL, SKIP, NOT_TESTED)}
         for v in self.rules:
             if v.checked:
                 out[v.status] = out.get(v.status, 0) + 1
         return out
 
+    @property
+    def stale_waivers(self) -> list[RuleVerdict]:
+        return [v for v in self.rules if v.stale_waiver]
+
     def summary_line(self) -> str:
         c = self.counts()
         checked = sum(1 for v in self.rules if v.checked)
         head = "CONFORMANT" if self.conformant else "NOT CONFORMANT"
-        parts = ", ".join(f"{c[s]} {s}" for s in (PASS, FAIL, FLAKY, WARN, NOT_TESTED, SKIP) if c[s])
+        parts = ", ".join(f"{c[s]} {s}" for s in (PASS, FAIL, FLAKY, WARN, XFAIL, NOT_TESTED, SKIP) if c[s])
         extra = ""
         if not self.conformant:
             ids = [v.rule.id for v in self.blocking_failures]
             extra = f"; blocking: {', '.join(ids[:8])}{' ...' if len(ids) > 8 else ''}"
+        stale = self.stale_waivers
+        if stale:
+            extra += f"; stale waivers (these rules pass now): {', '.join(v.rule.id for v in stale)}"
         return f"ACP verdict: {head} ({checked} rules checked: {parts}{extra})"
 
 
@@ -91,7 +107,7 @@ def _level_status(rule: Rule, status: str) -> str:
 def compute(catalog: dict[str, Rule], findings: Iterable[Finding], checked: set[str],
             bound_tests: dict[str, list[str]], skipped_tests: dict[str, str],
             strict: bool = False, side: str | None = None,
-            not_observable: dict[str, str] | None = None) -> Verdict:
+            not_observable: dict[str, str] | None = None, waivers: dict[str, Any] | None = None) -> Verdict:
     """``bound_tests``: rule -> the test ids that name it; ``skipped_tests``: test id -> reason."""
     not_observable = not_observable or {}
     by_rule: dict[str, list[Finding]] = {}
@@ -123,5 +139,14 @@ def compute(catalog: dict[str, Rule], findings: Iterable[Finding], checked: set[
                 reason = "the tests bound to this rule did not reach the situation it is about"
             else:
                 reason = "no test exercised this rule"
-        out.append(RuleVerdict(rule, status, is_checked, fs, tests, reason))
+        rv = RuleVerdict(rule, status, is_checked, fs, tests, reason)
+        w = (waivers or {}).get(rule.id)
+        if w is not None:
+            rv.waiver = w
+            if status in WAIVABLE:
+                rv.status, rv.reason = XFAIL, f"expected failure ({w.reason}): " + (reason or next(
+                    (f.message for f in fs if f.status in WAIVABLE), ""))
+            elif status == PASS:
+                rv.stale_waiver = True
+        out.append(rv)
     return Verdict(out, strict)

@@ -1,0 +1,22 @@
+"""badge.json: the shields.io endpoint format (https://shields.io/badges/endpoint-badge)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+
+def badge(report: dict[str, Any]) -> dict[str, Any]:
+    v = report["verdict"]
+    c = v.get("counts", {})
+    checked = sum(c.values())
+    ok = bool(v.get("conformant"))
+    bad = sum(c.get(s, 0) for s in ("fail", "flaky", "not-tested"))
+    msg = f"conformant, {c.get('pass', 0)}/{checked} pass" if ok else f"not conformant, {bad} blocking of {checked}"
+    return {"schemaVersion": 1, "label": "ACP v2", "message": msg, "color": "brightgreen" if ok else "red"}
+
+
+def write_badge(path: Path, report: dict[str, Any]) -> Path:
+    path.write_text(json.dumps(badge(report)), encoding="utf-8")
+    return path
