@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from pathlib import Path
 
 REFERENCE_AGENT = [sys.executable, "-m", "acp_conformance.reference.agent"]
 # the bundled reference client, launching the suite's relay as its agent
@@ -25,7 +26,10 @@ acp-conformance client [PYTEST-OPTIONS] [-- CMD ARGS...]
   without it the suite speaks to the client on its own stdio.
 
 acp-conformance rules [--coverage] [--side agent|client]
-  List the rule catalog (with --coverage: which rules the suite checks, and how)."""
+  List the rule catalog (with --coverage: which rules the suite checks, and how).
+
+acp-conformance compare REPORT.json... -o matrix.html
+  One page with the implementations as columns and the rules as rows, each cell linking to its evidence."""
 
 
 def _split(argv: list[str]) -> tuple[list[str], list[str]]:
@@ -93,6 +97,21 @@ def run_rules(argv: list[str]) -> int:
     return 0
 
 
+def run_compare(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog="acp-conformance compare")
+    p.add_argument("reports", nargs="+", metavar="REPORT.json")
+    p.add_argument("-o", "--output", default="matrix.html", metavar="FILE")
+    a = p.parse_args(argv)
+    from .report.compare import CompareError, write_matrix
+    try:
+        out = write_matrix(a.reports, Path(a.output))
+    except (CompareError, OSError) as e:
+        print(f"acp-conformance compare: {e}", file=sys.stderr)
+        return 2
+    print(f"matrix: {out}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help", "help"):
@@ -103,6 +122,11 @@ def main(argv: list[str] | None = None) -> int:
         return run_agent(rest)
     if cmd == "client":
         return run_client(rest)
+    if cmd == "compare":
+        try:
+            return run_compare(rest)
+        except SystemExit as e:
+            return 2 if e.code else 0
     if cmd == "rules":
         try:
             return run_rules(rest)

@@ -550,6 +550,13 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
                     red=rv.stale_waiver)
     rd = state.settings["report_dir"]
     tr.line(f"report: {rd / 'report.json'}  (also report.html, badge.json)")
+    xml = getattr(config.option, "xmlpath", None)  # pytest's --junitxml has written its file by now
+    if xml and Path(xml).is_file() and not hasattr(config, "workerinput"):
+        from .report.junit import annotate_junit
+        try:
+            annotate_junit(Path(xml))
+        except (OSError, ValueError) as e:
+            tr.line(f"acp-conformance: could not annotate {xml}: {e}", red=True)
     if state.negotiated_version == 1:
         tr.line(V1_NOTE, bold=True, red=True)
     tr.line(v.summary_line(), bold=True, green=v.conformant, red=not v.conformant)
