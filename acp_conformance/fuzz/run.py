@@ -59,14 +59,11 @@ def fuzz(config: FuzzConfig, *, seed: int = 0, max_examples: int = 50, budget: f
     t0 = time.perf_counter()
     deadline = t0 + budget if budget else None
 
-    class Budgeted(machine):  # checks the budget when an example starts, so a running one finishes
-        def __init__(self):
-            if deadline is not None and time.perf_counter() > deadline and fs.last_failure is None:
-                raise BudgetSpent()
-            super().__init__()
+    fs.deadline = deadline
+    fs.shrink_allowance = (budget or 0) / 2
 
     def factory():
-        return Budgeted()
+        return machine()
 
     factory = hseed(seed)(factory)
     st_settings = settings(max_examples=max_examples, stateful_step_count=step_count, database=None,
@@ -77,8 +74,6 @@ def fuzz(config: FuzzConfig, *, seed: int = 0, max_examples: int = 50, budget: f
     spent = False
     try:
         run_state_machine_as_test(factory, settings=st_settings)
-    except BudgetSpent:
-        spent = True
     except (FuzzFailure, Flaky, AssertionError) as e:
         error = e
     except Exception as e:  # a failure inside the machine that is not ours is still a finding
@@ -86,6 +81,7 @@ def fuzz(config: FuzzConfig, *, seed: int = 0, max_examples: int = 50, budget: f
     finally:
         fs.close()
     seconds = time.perf_counter() - t0
+    spent = bool(deadline and time.perf_counter() > deadline)
     fs.stats.t_total = seconds
     result = FuzzResult(seed, fs.stats.examples, fs.stats.steps, seconds, stats=fs.stats, budget_spent=spent)
     if error is not None and fs.last_failure is None:

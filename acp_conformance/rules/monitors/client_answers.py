@@ -103,6 +103,11 @@ class ClientAnswerMonitor(ConnMonitor):
             if a.error_code == -32602:
                 self.pass_few("CLIENT-019", f"elicitation/create in the mode {js(mode)}, which the client did not "
                               "advertise, got -32602.", [a, q])
+            elif a.error_code == -32601 and not modes:
+                # no elicitation capability at all: the method is simply not implemented (CLIENT-018's
+                # -32601); the spec does not say which of the two codes wins, so this is only noted
+                self.noted("CLIENT-019", f"elicitation/create (mode {js(mode)}) got -32601: the client advertised "
+                           "no elicitation at all, so it treats the method as not implemented.", fr([a, q]))
             elif not known and a.ok and cap(a.result, "action") in ("decline", "cancel"):
                 self.pass_few("CLIENT-019", f"elicitation/create in the unknown mode {js(mode)} was "
                               f"{cap(a.result, 'action')}d.", [a, q])
