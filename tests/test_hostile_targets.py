@@ -134,3 +134,25 @@ def test_grandchildren_are_killed_with_the_group():
     result, ctx, _ = run("grandchildren")
     assert result.error is None
     assert group_gone(result)
+
+
+def test_grandchildren_that_left_the_group_are_killed_too():
+    """setsid and a double fork take a process out of the target's group; the environment tag finds it."""
+    result, ctx, _ = run("escaped-grandchildren")
+    assert result.error is None, result.error
+    line = next(ln for ln in result.stderr[0].splitlines() if ln.startswith("ESCAPED "))
+    pids = [int(p) for p in line.split()[1:]]
+    assert len(pids) == 2
+    deadline = time.monotonic() + 3  # killed by the ladder; reaped by init shortly after
+    while time.monotonic() < deadline and any(_alive(p) for p in pids):
+        time.sleep(0.05)
+    assert not [p for p in pids if _alive(p)], pids
+    assert group_gone(result)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ")[-1][:1] != "Z"  # a zombie is dead, only not yet reaped
+    except FileNotFoundError:
+        return False

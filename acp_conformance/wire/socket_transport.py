@@ -26,7 +26,7 @@ from typing import Any, Callable
 import anyio
 
 from .transcript import EV_EOF, EV_NOTE, EV_STDIN_CLOSED, Frame, Transcript
-from .transport import READ_CHUNK, TargetClosed, TargetError, Transport
+from .transport import READ_CHUNK, TargetClosed, TargetError, Transport, kill_tagged
 
 PLACEHOLDER = "{agent}"
 
@@ -219,6 +219,7 @@ class SocketTransport(Transport):
                 os.kill(self.relay_pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+        kill_tagged(self.tag)  # and whatever else the client started outside its group
         if self.stream is not None:
             with anyio.move_on_after(grace):
                 await self.eof.wait()

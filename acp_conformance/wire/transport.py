@@ -3,7 +3,8 @@
 Knows bytes, not ACP. Every line the target writes is recorded in the transcript with its raw
 bytes (no line-length limit); stderr is captured apart into a bounded buffer; the target runs in
 its own process group so that the shutdown ladder (close stdin, SIGTERM, SIGKILL) reaches every
-process it started.
+process it started. A descendant that left the group (setsid, a daemon's double fork) still carries
+the environment tag the target was started with; on Linux the ladder finds and kills those too.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import os
 import shlex
 import signal
 import subprocess
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -23,6 +25,8 @@ from .transcript import (EV_EOF, EV_EXIT, EV_START, EV_STDIN_CLOSED, Frame,
                          Transcript)
 
 READ_CHUNK = 1 << 16
+# inherited by everything the target starts: the sweep after the ladder finds escaped descendants by it
+TAG_VAR = "ACP_CONFORMANCE_TARGET"
 
 
 class TargetError(Exception):
@@ -77,6 +81,32 @@ def describe_exit(returncode: int | None) -> str:
     return f"exited with status {returncode}"
 
 
+def kill_tagged(tag: str, proc: Path = Path("/proc")) -> int:
+    """SIGKILL every process whose environment carries ``TAG_VAR=tag``; returns how many (0 off Linux).
+
+    Only processes of our own user are readable, which is all a target can start.
+    """
+    needle = f"{TAG_VAR}={tag}".encode()
+    killed = 0
+    try:
+        entries = [e for e in os.listdir(proc) if e.isdigit()]
+    except OSError:
+        return 0
+    for pid in entries:
+        try:
+            with open(proc / pid / "environ", "rb") as f:
+                environ = f.read()
+        except OSError:  # gone meanwhile, or not ours
+            continue
+        if needle in environ.split(b"\0"):
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+                killed += 1
+            except (ProcessLookupError, PermissionError):
+                pass
+    return killed
+
+
 class Transport:
     """One connection: one target process. ``on_frame`` is called for every line it writes."""
 
@@ -100,6 +130,7 @@ class Transport:
         self.exited = anyio.Event()
         self.stdin_closed = False
         self._write_lock = anyio.Lock()
+        self.tag = uuid.uuid4().hex
 
     @property
     def command_line(self) -> str:
@@ -110,6 +141,7 @@ class Transport:
         env = dict(os.environ)
         if self.env:
             env.update(self.env)
+        env[TAG_VAR] = self.tag
         try:
             self.process = await anyio.open_process(
                 self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -245,8 +277,9 @@ class Transport:
             how = "killed with SIGKILL (it ignored stdin EOF and SIGTERM)"
             with anyio.move_on_after(grace):
                 await self.exited.wait()
-        # grandchildren that stayed in the group
+        # grandchildren that stayed in the group, and those that left it
         self._signal_group(signal.SIGKILL)
+        kill_tagged(self.tag)
         with anyio.move_on_after(grace):
             await self.eof.wait()
         for stream in (self.process.stdout, self.process.stderr):

@@ -16,7 +16,7 @@ import sys
 import time
 
 MODES = ("never-answer", "hang-after-init", "exit-mid-turn", "crash-signal", "garbage-stdout",
-         "stderr-flood", "huge-line", "flood", "slow-start", "ignore-term", "grandchildren",
+         "stderr-flood", "huge-line", "flood", "slow-start", "ignore-term", "grandchildren", "escaped-grandchildren",
          "close-stdout")
 
 
@@ -69,6 +69,15 @@ def serve(mode: str) -> None:
             if mode == "grandchildren":
                 for _ in range(3):
                     subprocess.Popen(["sleep", "1000"])
+            if mode == "escaped-grandchildren":
+                # one in a session of its own, one orphaned by a double fork (its parent exits at once)
+                kids = [subprocess.Popen(["sleep", "1000"], start_new_session=True).pid]
+                mid = subprocess.Popen([sys.executable, "-c", "import subprocess,sys; "
+                                        "p=subprocess.Popen(['sleep','1000'],start_new_session=True,stdout=subprocess.DEVNULL); print(p.pid)"],
+                                       stdout=subprocess.PIPE, text=True)
+                kids.append(int(mid.communicate()[0]))
+                sys.stderr.write("ESCAPED %s\n" % " ".join(map(str, kids)))
+                sys.stderr.flush()
             continue
         if method == "session/new":
             answer(req, {"sessionId": "sess_h"})
