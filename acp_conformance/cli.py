@@ -105,8 +105,11 @@ def run_compare(argv: list[str]) -> int:
     from .report.compare import CompareError, write_matrix
     try:
         out = write_matrix(a.reports, Path(a.output))
-    except (CompareError, OSError) as e:
+    except CompareError as e:
         print(f"acp-conformance compare: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"acp-conformance compare: cannot write {a.output!r} ({e.strerror or e})", file=sys.stderr)
         return 2
     print(f"matrix: {out}")
     return 0

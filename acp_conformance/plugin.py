@@ -166,6 +166,13 @@ def _settings(config: pytest.Config) -> dict[str, Any]:
         schema = cached_schema(str(Path(schema_path).resolve()) if schema_path else None)
     except SchemaError as e:
         raise UsageError(str(e)) from None
+    # read before any test runs: a bad waivers file is a usage error at once, not after the whole run
+    from .report.waivers import WaiverError, load_waivers
+    waivers_file = config.getoption("acp_expected_failures", default=None)
+    try:
+        waivers = load_waivers(waivers_file, load_catalog(), side) if waivers_file else {}
+    except WaiverError as e:
+        raise UsageError(str(e)) from None
     return {
         "side": side, "argv": argv, "env": env, "cwd": cwd, "schema": schema, "auth_method": config.getoption("acp_auth_method"),
         "timeout": _positive(config, "acp_timeout", "--acp-timeout"),
@@ -184,6 +191,8 @@ def _settings(config: pytest.Config) -> dict[str, Any]:
         },
         "report_dir": Path(config.getoption("acp_report_dir")).resolve(),
         "strict": bool(config.getoption("acp_strict")),
+        "waivers": waivers, "waivers_file": waivers_file,
+        "no_redact": bool(config.getoption("acp_no_redact", default=False)),
     }
 
 
@@ -342,7 +351,7 @@ class ScenarioItem(pytest.Item):
         self.user_properties.append((META_KEY, json.dumps(meta)))
         if result.harness_error:
             raise AcpFailure(f"HARNESS ERROR (a defect of the suite, not of the target): {result.harness_error}")
-        blocking = _blocking_failures(state, ctx.findings)
+        blocking, waived = _waive(state, _blocking_failures(state, ctx.findings))
         if v1 is not None:
             raise AcpFailure(f"{V1_NOTE} (frame #{v1.seq}).\n" + _explain(state, blocking, result, ctx.frames,
                                                                           transcript_path))
@@ -350,6 +359,8 @@ class ScenarioItem(pytest.Item):
             pytest.skip(result.skipped)
         if blocking or result.error:
             raise AcpFailure(_explain(state, blocking, result, ctx.frames, transcript_path))
+        if waived:
+            pytest.xfail(_waived_reason(state, waived))
 
     def _runtest_client(self) -> None:
         """The suite plays the agent: the scripted agent reacts to the client, the client monitors judge."""
@@ -393,11 +404,13 @@ class ScenarioItem(pytest.Item):
         self.user_properties.append((META_KEY, json.dumps(meta)))
         if result.harness_error:
             raise AcpFailure(f"HARNESS ERROR (a defect of the suite, not of the target): {result.harness_error}")
-        blocking = _blocking_failures(state, ctx.findings)
+        blocking, waived = _waive(state, _blocking_failures(state, ctx.findings))
         if result.skipped and not blocking:
             pytest.skip(result.skipped)
         if blocking or result.error:
             raise AcpFailure(_explain(state, blocking, result, ctx.frames, transcript_path))
+        if waived:
+            pytest.xfail(_waived_reason(state, waived))
 
     def _write_transcript(self, state: SuiteState, result) -> str:
         d = state.settings["report_dir"] / "transcripts"
@@ -405,7 +418,7 @@ class ScenarioItem(pytest.Item):
         name = re.sub(r"[^A-Za-z0-9_.-]+", "_", self.nodeid.split("/")[-1])[:150]
         path = d / f"{name}.jsonl"
         from .report.redact import transcript_jsonl  # secrets are masked in the file, never for monitors
-        redact = not self.config.getoption("acp_no_redact", default=False)
+        redact = not state.settings["no_redact"]
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(transcript_jsonl(result.transcript.frames, redact=redact))
         if any(result.stderr):
@@ -432,7 +445,25 @@ def _blocking_failures(state: SuiteState, findings: list[Finding]) -> list[Findi
     return out
 
 
+def _waive(state: SuiteState, failures: list[Finding]) -> tuple[list[Finding], list[Finding]]:
+    """(the failures that count, those of rules listed in --acp-expected-failures)."""
+    waivers = state.settings.get("waivers") or {}
+    return [f for f in failures if f.rule not in waivers], [f for f in failures if f.rule in waivers]
+
+
+def _waived_reason(state: SuiteState, waived: list[Finding]) -> str:
+    """The xfail reason of a test whose only blocking failures are waived (JUnit: a skipped pytest.xfail)."""
+    waivers = state.settings["waivers"]
+    parts = []
+    for rule in dict.fromkeys(f.rule for f in waived):
+        first = next(f for f in waived if f.rule == rule)
+        parts.append(f"{rule} waived ({waivers[rule].reason}): {first.message}")
+    return "expected failure: " + " | ".join(parts)
+
+
 def _explain(state: SuiteState, failures: list[Finding], result, frames: list[Frame], transcript: str) -> str:
+    from .report.redact import frame_text
+    redact = not state.settings.get("no_redact", False)
     by_seq = {f.seq: f for f in frames}
     lines = []
     for f in failures:
@@ -445,7 +476,7 @@ def _explain(state: SuiteState, failures: list[Finding], result, frames: list[Fr
             fr = by_seq.get(seq)
             if fr is not None:
                 arrow = {"sent": "suite -> target", "received": "target -> suite"}.get(fr.direction, "event")
-                lines.append(f"  frame #{seq} [{fr.t:.3f}s, {arrow}]: {fr.text(400)}")
+                lines.append(f"  frame #{seq} [{fr.t:.3f}s, {arrow}]: {frame_text(fr, 400, redact)}")
         lines.append(f"  spec: {rule.source}")
     if result.error:
         lines.append(f"the scenario could not be completed: {result.error}")
@@ -503,19 +534,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     state = session.config.stash.get(STATE, None)
     if state is None or hasattr(session.config, "workerinput") or session.config.option.collectonly:
         return  # xdist workers report to the controller, which judges; --collect-only judges nothing
-    from .report.waivers import WaiverError, load_waivers
     from .report.write import write_reports
     from .rules.monitors import checked_on
     from .rules.verdicts import compute
-    waivers_file = session.config.getoption("acp_expected_failures", default=None)
-    try:
-        waivers = load_waivers(waivers_file, state.catalog) if waivers_file else {}
-    except WaiverError as e:
-        session.config.get_terminal_writer().line(f"acp-conformance: {e}", red=True)
-        session.exitstatus = 2
-        return
-    state.settings["waivers_file"] = waivers_file
-    state.settings["no_redact"] = bool(session.config.getoption("acp_no_redact", default=False))
+    waivers = state.settings["waivers"]  # read (and checked) by _settings, before any test ran
     if state.negotiated_version == 1 and not any(f.rule == "INIT-001" and f.status == FAIL for f in state.findings):
         state.findings.append(Finding("INIT-001", FAIL, V1_NOTE + ".", "A v2 agent answers protocolVersion 2."))
     verdict = compute(state.catalog, state.findings, set(checked_on(state.side)), state.bound, state.skipped,

@@ -4,6 +4,7 @@ a vendor would, and read back what it wrote."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -43,7 +44,9 @@ class SuiteRun:
         return {r["id"] for r in self.report["rules"] if r["status"] == status and (r["checked"] or not checked_only)}
 
 
-def run_suite(agent_argv: list[str], workdir: Path, *extra: str, timeout: float = 300) -> SuiteRun:
+def run_suite(agent_argv: list[str], workdir: Path, *extra: str, timeout: float = 300,
+              env: dict[str, str] | None = None) -> SuiteRun:
+    """``env``: variables added to the suite's environment (e.g. GITHUB_STEP_SUMMARY)."""
     workdir.mkdir(parents=True, exist_ok=True)
     report_dir = workdir / "reports"
     junit = workdir / "junit.xml"
@@ -52,7 +55,8 @@ def run_suite(agent_argv: list[str], workdir: Path, *extra: str, timeout: float 
            # hypothesis' own pytest plugin imports hypothesis at the end of every run (0.3 s each, and
            # these tests start a few hundred runs); the suite does not use it
            "-p", "no:hypothesispytest", "-q", *extra]
-    proc = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=timeout)
+    proc = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, **env} if env else None)
     report_file = report_dir / "report.json"
     report = json.loads(report_file.read_text()) if report_file.exists() else None
     if report is not None:  # every report an end-to-end test produces must match schema/report.schema.json

@@ -19,13 +19,10 @@ from typing import Any
 import yaml
 
 from ..rules.catalog import load_catalog
-from .stateful import FuzzConfig, FuzzFailure, FuzzSession, Judge, StepStats, machine_for
+from ..rules.findings import Finding
+from .stateful import BudgetSpent, FuzzConfig, FuzzFailure, FuzzSession, Judge, StepStats, machine_for
 
 SCENARIO_NAME = "fuzz-counterexample"
-
-
-class BudgetSpent(Exception):
-    """The wall-clock budget is over: no new example is started."""
 
 
 @dataclass
@@ -41,6 +38,14 @@ class FuzzResult:
     stats: StepStats | None = None
     budget_spent: bool = False
     step_log: list[dict[str, Any]] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)  # the blocking failures of the counterexample
+    transcript: list[Any] = field(default_factory=list)  # its frames (wire.transcript.Frame)
+    transcript_path: Path | None = None
+
+    @property
+    def digest(self) -> str:
+        """Every step of every example, hashed: equal for equal runs."""
+        return self.stats.digest if self.stats is not None else ""
 
     @property
     def steps_per_second(self) -> float:
@@ -49,9 +54,9 @@ class FuzzResult:
 
 def fuzz(config: FuzzConfig, *, seed: int = 0, max_examples: int = 50, budget: float | None = None,
          step_count: int = 30, report_dir: Path | str | None = None) -> FuzzResult:
-    from hypothesis import HealthCheck, Phase, settings
+    from hypothesis import HealthCheck, Phase, Verbosity, settings
     from hypothesis import seed as hseed
-    from hypothesis.errors import Flaky
+    from hypothesis.errors import Flaky, FlakyStrategyDefinition
     from hypothesis.stateful import run_state_machine_as_test
 
     fs = FuzzSession(config)
@@ -69,11 +74,16 @@ def fuzz(config: FuzzConfig, *, seed: int = 0, max_examples: int = 50, budget: f
     st_settings = settings(max_examples=max_examples, stateful_step_count=step_count, database=None,
                            deadline=None, derandomize=False, print_blob=False,
                            phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
-                           suppress_health_check=list(HealthCheck), report_multiple_bugs=False)
+                           suppress_health_check=list(HealthCheck), report_multiple_bugs=False,
+                           verbosity=Verbosity.quiet)
     error: BaseException | None = None
     spent = False
     try:
         run_state_machine_as_test(factory, settings=st_settings)
+    except BudgetSpent:
+        spent = True  # the run ends with what it has (a failure found, possibly not fully shrunk)
+    except FlakyStrategyDefinition as e:
+        error = e
     except (FuzzFailure, Flaky, AssertionError) as e:
         error = e
     except Exception as e:  # a failure inside the machine that is not ours is still a finding
@@ -81,22 +91,32 @@ def fuzz(config: FuzzConfig, *, seed: int = 0, max_examples: int = 50, budget: f
     finally:
         fs.close()
     seconds = time.perf_counter() - t0
-    spent = bool(deadline and time.perf_counter() > deadline)
     fs.stats.t_total = seconds
     result = FuzzResult(seed, fs.stats.examples, fs.stats.steps, seconds, stats=fs.stats, budget_spent=spent)
-    if error is not None and fs.last_failure is None:
-        result.failure = f"the fuzzer failed: {type(error).__name__}: {error}"
-    if fs.last_failure is not None:
-        rec = fs.last_failure
-        result.failure, result.rules, result.step_log = rec.failure, rec.rules, rec.steps
+    rec = fs.best_failure
+    if error is not None and rec is None:
+        result.failure = _fuzzer_error(error)
+    if rec is not None:
+        result.failure, result.rules, result.step_log = rec.failure, list(dict.fromkeys(rec.rules)), rec.steps
+        result.findings, result.transcript = rec.findings, rec.transcript
     if report_dir is not None:
         out = Path(report_dir)
         out.mkdir(parents=True, exist_ok=True)
-        if fs.last_failure is not None:
-            result.scenario_path = write_scenario(out / "fuzz-counterexample.yaml", fs.last_failure, config, seed)
+        if rec is not None:
+            result.scenario_path = write_scenario(out / "fuzz-counterexample.yaml", rec, config, seed)
         result.report_path = out / "fuzz-report.json"
         result.report_path.write_text(json.dumps(report_json(result, config), indent=1), encoding="utf-8")
     return result
+
+
+def _fuzzer_error(error: BaseException) -> str:
+    """One sentence for an error of the fuzzing itself (not a finding about the target)."""
+    from hypothesis.errors import FlakyStrategyDefinition
+    if isinstance(error, FlakyStrategyDefinition):
+        return ("the target answered the same steps differently from one run to the next, so the fuzzer could "
+                "not replay an example (is it deterministic?); no failure was seen")
+    first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    return f"the fuzzer failed: {type(error).__name__}" + (f": {first[:300]}" if first else "")
 
 
 def write_scenario(path: Path, rec, config: FuzzConfig, seed: int) -> Path:
@@ -113,18 +133,27 @@ def write_scenario(path: Path, rec, config: FuzzConfig, seed: int) -> Path:
 
 
 def report_json(result: FuzzResult, config: FuzzConfig) -> dict[str, Any]:
-    s = result.stats
-    split = {}
-    if s is not None and result.seconds:
-        target = max(s.t_target - s.t_monitors, 0.0)
-        split = {"generation_and_hypothesis": max(result.seconds - s.t_target - s.t_start, 0.0) / result.seconds,
-                 "validation_and_monitors": s.t_monitors / result.seconds,
-                 "target": target / result.seconds, "process_start_stop": s.t_start / result.seconds}
     return {"target": config.argv, "seed": result.seed, "examples": result.examples, "steps": result.steps,
             "seconds": round(result.seconds, 3), "steps_per_second": round(result.steps_per_second, 1),
-            "time_split": {k: round(v, 3) for k, v in split.items()}, "budget_spent": result.budget_spent,
+            "time_split": {k: round(v, 3) for k, v in time_split(result).items()},
+            "budget_spent": result.budget_spent, "digest": result.digest,
             "failure": result.failure, "rules": result.rules,
             "scenario": str(result.scenario_path) if result.scenario_path else None}
+
+
+def time_split(result: FuzzResult) -> dict[str, float]:
+    """Where the run's wall clock went, as fractions: generation (hypothesis drawing steps and the
+    machine's bookkeeping), validation and monitors (every frame), the target (waiting for its
+    answers, less the monitors that ran meanwhile), and process start/stop (spawning, the first answer
+    of each new process, shutting down)."""
+    s = result.stats
+    if s is None or not result.seconds:
+        return {}
+    total = result.seconds
+    target = max(s.t_target - s.t_first - s.t_monitors, 0.0)
+    start = s.t_start + s.t_first
+    return {"generation": max(total - s.t_target - s.t_start, 0.0) / total, "validation_and_monitors": s.t_monitors / total,
+            "target": target / total, "process_start_stop": start / total}
 
 
 @dataclass
@@ -159,7 +188,7 @@ def replay(path: Path | str, config: FuzzConfig) -> ReplayResult:
         try:
             result = anyio.run(Runner(scn, TargetSpec(config.argv, config.env), settings, Path(tmp),
                                       listeners=[judge.feed]).run)
-            judge.ctx.finish()
+            judge.finish()
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         frames += len(judge.ctx.frames)

@@ -12,6 +12,8 @@ form, are written as a scenario file that ``replay`` reruns through the same run
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import re
 import shutil
 import tempfile
@@ -36,7 +38,7 @@ from ..wire.peer import TargetGone, WaitTimeout
 from ..wire.transport import TargetClosed
 from .envelope import INFORMATIONAL_NOTE, EnvelopeCase, envelope_cases, step_for
 from ..scenarios.runner import _select_values
-from .strategies import Invalid, invalid_request, request_ids, strategies_for
+from .strategies import MAX_ITEMS, Invalid, invalid_request, request_ids, strategies_for
 
 DEFAULT_PROMPTS = {"simple": "Say hello", "tool": "Use a tool to read the file notes.txt",
                    "permission": "Delete the build directory; ask my permission first.",
@@ -90,7 +92,6 @@ def _echo_of_client_content(finding: Finding, frames: list) -> bool:
 
 
 def _idkey(value: Any) -> tuple[str, str]:
-    import json
     return (type(value).__name__, json.dumps(value, sort_keys=True))
 
 
@@ -104,6 +105,11 @@ _VAR = re.compile(r"\$\{|^\$[A-Za-z_]")
 
 class FuzzFailure(AssertionError):
     """The target broke a blocking rule, stopped answering, or died; the message says which."""
+
+
+class BudgetSpent(BaseException):
+    """The wall-clock budget is over: no new example starts. A BaseException, so that hypothesis does
+    not take it for a failure of the example (and shrink it): it ends the whole run at once."""
 
 
 @dataclass
@@ -125,7 +131,15 @@ class StepStats:
     t_monitors: float = 0.0  # validation + all monitors, per frame
     t_total: float = 0.0
     t_start: float = 0.0  # process starts and shutdowns
+    t_first: float = 0.0  # waiting for the first answer of each new process (its start-up; in t_target too)
+    processes: int = 0  # target processes started
     by_kind: dict[str, list[float]] = field(default_factory=dict)  # step kind -> [count, seconds]
+    trace: Any = field(default_factory=hashlib.sha256)  # every step of every example, in order
+
+    @property
+    def digest(self) -> str:
+        """Identifies the run: the same seed against the same deterministic target gives the same."""
+        return self.trace.hexdigest()[:16]
 
 
 def _has_var(value: Any) -> bool:
@@ -156,6 +170,12 @@ class Judge:
         self.informational_seqs: set[int] = set()
         self.informational_ids: set[Any] = set()
         self._mark_next = False
+        # ids the suite wrote, per connection (parsed lines), and the lines it wrote that did not parse:
+        # a response carrying an id that is in neither answers nothing the suite sent
+        self._written: dict[int, set[tuple[str, str]]] = {}
+        self._unparsed: dict[int, list[bytes]] = {}
+        self.stray: str | None = None  # such a response arrived (the awaited answer will not come)
+        self.on_stray = None  # called (in the event loop) when it does: the live target stops waiting
 
     def _provoked_by_informational(self, f: Finding) -> bool:
         frames = self.ctx.frames
@@ -179,6 +199,46 @@ class Judge:
                 if isinstance(item, dict) and "id" in item:
                     self.informational_ids.add(_idkey(item["id"]))
         self.ctx.feed(frame)
+        if frame.direction == "sent":
+            self._note_written(frame)
+        elif frame.direction == "received" and self.stray is None:
+            self._check_stray(frame)
+        self.stats.t_monitors += time.perf_counter() - t
+
+    def _note_written(self, frame) -> None:
+        msg = frame.msg
+        if frame.problem is not None or not isinstance(msg, (dict, list)):
+            self._unparsed.setdefault(frame.conn, []).append(frame.raw)
+            return
+        ids = self._written.setdefault(frame.conn, set())
+        for item in msg if isinstance(msg, list) else [msg]:
+            if isinstance(item, dict) and "id" in item:
+                ids.add(_idkey(item["id"]))
+
+    def _check_stray(self, frame) -> None:
+        """A response whose id the suite never wrote on this connection (not even inside a line that
+        did not parse) cannot answer anything: ERR-004 fails when the connection is judged, and
+        whatever the suite awaits now will not come. Stop waiting (instead of timing out) so that a
+        target that mangles ids costs the fuzzer no timeout per example."""
+        msg = frame.msg
+        if not isinstance(msg, dict) or "method" in msg or msg.get("id") is None \
+                or ("result" in msg) == ("error" in msg):
+            return
+        rid = msg["id"]
+        if _idkey(rid) in self._written.get(frame.conn, ()):
+            return
+        needle = json.dumps(rid).encode()
+        if any(needle in raw for raw in self._unparsed.get(frame.conn, ())):
+            return
+        self.stray = (f"a response with id {json.dumps(rid)[:80]} arrived (frame #{frame.seq}), an id the suite "
+                      "never sent on this connection")
+        if self.on_stray is not None:
+            self.on_stray()
+
+    def finish(self) -> None:
+        """The end of the example: the monitors that judge whole connections judge now."""
+        t = time.perf_counter()
+        self.ctx.finish()
         self.stats.t_monitors += time.perf_counter() - t
 
     def blocking(self, findings: list[Finding]) -> list[Finding]:
@@ -216,7 +276,9 @@ class LiveTarget:
         self.runner = Runner(scenario, TargetSpec(config.argv, config.env), settings, Path(self.tmp),
                              listeners=[judge.feed])
         self._stop: anyio.Event | None = None
+        self._scope: anyio.CancelScope | None = None
         self._done = None
+        self.closed = False
         t = time.perf_counter()
         self._done, _ = portal.start_task(self._host)
         self.stats.t_start += time.perf_counter() - t
@@ -235,12 +297,24 @@ class LiveTarget:
             tg.cancel_scope.cancel()
 
     async def _exec(self, step: Step) -> str | None:
-        try:
-            with anyio.fail_after(max(self.config.timeout, self.config.startup_timeout) * 3):
-                await self.runner.step(step)
-        except (WaitTimeout, TargetGone, TargetClosed, ScenarioAbort, HarnessError, ScenarioSkip, TimeoutError) as e:
-            return f"{step.describe()}: {e or type(e).__name__}"
+        with anyio.CancelScope() as scope:  # interrupt() cancels it: the awaited answer will not come
+            self._scope = scope
+            try:
+                with anyio.fail_after(max(self.config.timeout, self.config.startup_timeout) * 3):
+                    await self.runner.step(step)
+            except (WaitTimeout, TargetGone, TargetClosed, ScenarioAbort, HarnessError, ScenarioSkip,
+                    TimeoutError) as e:
+                return f"{step.describe()}: {e or type(e).__name__}"
+            finally:
+                self._scope = None
+        if scope.cancelled_caught:
+            return f"{step.describe()}: the suite stopped waiting"
         return None
+
+    def interrupt(self) -> None:
+        """Stop the running step (called in the event loop, by the judge's listener)."""
+        if self._scope is not None:
+            self._scope.cancel()
 
     def run(self, step: Step) -> str | None:
         t = time.perf_counter()
@@ -256,6 +330,9 @@ class LiveTarget:
             return None
 
     def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
         t = time.perf_counter()
         try:
             if self._stop is not None:
@@ -275,7 +352,9 @@ class Recorded:
     options: dict[str, Any]
     failure: str
     rules: list[str]
-    frames: list[str] = field(default_factory=list)
+    frames: list[str] = field(default_factory=list)  # the last frames, as text
+    findings: list[Finding] = field(default_factory=list)  # the blocking failures it was failed for
+    transcript: list[Any] = field(default_factory=list)  # every frame of the example
 
 
 class FuzzSession:
@@ -286,7 +365,8 @@ class FuzzSession:
         self.gen = strategies_for(config.schema_path)
         self.validator = self.gen.validator
         self.stats = StepStats()
-        self.last_failure: Recorded | None = None
+        self.last_failure: Recorded | None = None  # the latest failing example
+        self.best_failure: Recorded | None = None  # the shortest failing example (what is written out)
         self.failures_seen = 0
         self.deadline: float | None = None  # wall clock (perf_counter) after which no example starts
         self.shrink_allowance = 0.0
@@ -309,7 +389,19 @@ _SESSION_METHODS = ("session/prompt", "session/close", "session/delete", "sessio
 
 def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
     gen = fs.gen
-    blocks = st.lists(gen.definition("ContentBlock"), min_size=1, max_size=6)
+    any_block = gen.definition("ContentBlock")
+    block_of_type = gen.branches("ContentBlock")  # type -> its blocks (text, image, ..., resource)
+    prompts_by_caps: dict[tuple[str, ...], st.SearchStrategy] = {}
+
+    def prompt_blocks(accepts: tuple[str, ...]) -> st.SearchStrategy:
+        """1..MAX_ITEMS blocks; three in four of the kinds the agent advertised (so that most prompts get
+        past its validation to its logic), one in four of any kind (which it may rightly reject)."""
+        s = prompts_by_caps.get(accepts)
+        if s is None:
+            taken = st.one_of([block_of_type[t] for t in accepts if t in block_of_type])
+            s = prompts_by_caps[accepts] = st.lists(st.one_of(taken, taken, taken, any_block), min_size=1,
+                                                     max_size=MAX_ITEMS)
+        return s
     invalid = st.sampled_from(["initialize", "session/new", "session/prompt", "session/resume", "session/list",
                                "session/set_config_option", "session/close", "session/delete"]) \
         .flatmap(lambda m: invalid_request(gen, m))
@@ -325,9 +417,13 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
             self.scenario = Scenario("fuzz", Path("fuzz.yaml"), [], [], options=self.options)
             self.judge = Judge(fs.validator, self.options, fs.stats, fs.config.strict)
             self.steps: list[dict[str, Any]] = []
-            # over the budget: the example runs no step at all (raising here would look like a failure)
-            self.target = None if fs.over_budget() else LiveTarget(fs.portal, fs.config, self.scenario,
-                                                                    self.judge, fs.stats)
+            if fs.over_budget():  # ends the run (not this example: see BudgetSpent)
+                raise BudgetSpent()
+            self.target = LiveTarget(fs.portal, fs.config, self.scenario, self.judge, fs.stats)
+            fs.stats.processes += 1
+            self.judge.on_stray = self.target.interrupt
+            self.fresh_process = True  # the next request waits for the process to start
+            self.accepts: tuple[str, ...] = ("text", "resource_link")  # prompt blocks the agent takes
             self.sessions: dict[str, dict[str, Any]] = {}  # ref -> {alive, busy, deleted, cwd, var, pending}
             self.used_ids: set[tuple[str, Any]] = set()
             self.n = 0
@@ -341,28 +437,51 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
                 return None
             (kind, args), = raw.items()
             self.steps.append(raw)
+            fs.stats.trace.update(json.dumps(raw, sort_keys=True, default=str).encode())
             if kind in ("request", "notify", "raw", "restart", "cancel"):
                 fs.stats.steps += 1
+            if kind == "restart":
+                fs.stats.processes += 1
+                self.fresh_process = True
             t = time.perf_counter()
             problem = self.target.run(Step(kind, dict(args) if isinstance(args, dict) else args, len(self.steps) - 1))
+            dt = time.perf_counter() - t
+            if self.fresh_process and kind == "request":  # the first answer of a new process: its start-up
+                fs.stats.t_first += dt
+                self.fresh_process = False
             k = fs.stats.by_kind.setdefault(kind if kind != "request" else args["method"], [0, 0.0])
             k[0] += 1
-            k[1] += time.perf_counter() - t
+            k[1] += dt
+            problem = problem or self.judge.stray
             if problem is not None:
-                self.fail(f"the target stopped answering or died: {problem}")
+                self.fail_broken(problem)
             if check:
                 self.check()
             return problem
+
+        def fail_broken(self, problem: str) -> None:
+            """The target died, stopped answering, or answered what was never asked: end the connection
+            so that the monitors judge it (a death or a stray answer fails a rule), then fail with both."""
+            self.target.close()
+            self.judge.finish()
+            bad = self.judge.new_failures()
+            named = "; ".join(f"{f.rule} failed: {f.message}" for f in bad[:3])
+            self.fail(f"the target stopped answering or died: {problem}" + (f" ({named})" if named else ""), bad)
 
         def check(self) -> None:
             bad = self.judge.new_failures()
             if bad:
                 f = bad[0]
-                self.fail(f"{f.rule} failed: {f.message}", [x.rule for x in bad])
+                self.fail(f"{f.rule} failed: {f.message}", bad)
 
-        def fail(self, message: str, rules: list[str] | None = None) -> None:
+        def fail(self, message: str, bad: list[Finding] | None = None) -> None:
             frames = [fr.text(300) for fr in self.judge.ctx.frames[-12:]]
-            fs.last_failure = Recorded(list(self.steps), _copy_options(self.options), message, rules or [], frames)
+            bad = bad or []
+            rec = Recorded(list(self.steps), _copy_options(self.options), message, [f.rule for f in bad], frames,
+                           findings=list(bad), transcript=list(self.judge.ctx.frames))
+            fs.last_failure = rec
+            if fs.best_failure is None or len(rec.steps) <= len(fs.best_failure.steps):
+                fs.best_failure = rec
             fs.failures_seen += 1
             if _DEBUG:
                 import sys
@@ -411,6 +530,8 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
             save = self.request("initialize", params, rid)
             if self.target is not None and not self.ok(save):
                 self.fail(f"initialize (protocolVersion 2, valid params) failed: {self.target.var(save).error}")
+            if self.target is not None:
+                self.accepts = _accepted_blocks(self.target.var(save).result)
 
         @precondition(lambda self: len(self.sessions) < 4)
         @rule(generated=st.none() | gen.params("session/new"), rid=request_ids)
@@ -424,16 +545,18 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
                     "config": result.get("configOptions") if isinstance(result, dict) else None}
 
         @precondition(lambda self: self.alive(busy=False))
-        @rule(data=st.data(), rid=request_ids, content=blocks | st.sampled_from(["simple", "tool", "permission"]),
+        @rule(data=st.data(), rid=request_ids, kind=st.sampled_from(["blocks", "simple", "tool", "permission"]),
               answer=st.sampled_from(PERMISSION_ANSWERS))
-        def prompt(self, data, rid, content, answer):
+        def prompt(self, data, rid, kind, answer):
             ref = data.draw(st.sampled_from(self.alive(busy=False)), label="session")
-            if isinstance(content, str):
-                if content == "permission":
+            if kind == "blocks":
+                content = data.draw(prompt_blocks(self.accepts), label="prompt")
+                if _has_var(content):
+                    content = [{"type": "text", "text": ""}]
+            else:
+                if kind == "permission":
                     self.options["permission_answers"].append(answer)
-                content = [{"type": "text", "text": fs.config.prompts[content]}]
-            elif _has_var(content):
-                content = [{"type": "text", "text": ""}]
+                content = [{"type": "text", "text": fs.config.prompts[kind]}]
             save = self.request("session/prompt", {"sessionId": ref, "prompt": content}, rid)
             if self.ok(save):
                 self.do({"await": {"idle": ref}})
@@ -515,11 +638,16 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
             s.update(alive=False, deleted=True)
             self.settle(ref)
 
+        # one resume in five first moves to a new process: a process start costs as much as dozens of
+        # steps, so restarts are kept rare enough that most time goes to traffic
         @precondition(lambda self: any(not s["busy"] for s in self.sessions.values() if not s["deleted"]))
-        @rule(data=st.data(), rid=request_ids, replay=st.sampled_from(["none", "start", "null"]))
-        def resume(self, data, rid, replay):
+        @rule(data=st.data(), rid=request_ids, replay=st.sampled_from(["none", "start", "null"]),
+              new_process=st.integers(0, 4).map(lambda i: i == 4))
+        def resume(self, data, rid, replay, new_process):
             ref = data.draw(st.sampled_from(sorted(r for r in self.known() if not self.sessions[r]["busy"])),
                             label="session")
+            if new_process and not self.alive(busy=True):
+                self.restart()
             s = self.sessions[ref]
             params: dict[str, Any] = {"sessionId": ref, "cwd": s.get("cwd") or "$cwd"}
             if replay == "start":
@@ -530,8 +658,6 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
             if self.ok(save):
                 s["alive"] = True
 
-        @precondition(lambda self: self.sessions and not self.alive(busy=True))
-        @rule()
         def restart(self):
             """A new agent process in the same directory (sessions persist; none is active there)."""
             self.do({"restart": {}})
@@ -639,10 +765,24 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
             finally:
                 self.target.close()
             if not self.broken:
-                self.judge.ctx.finish()
+                self.judge.finish()
                 self.check()
 
     return AgentMachine
+
+
+# prompt capabilities (capabilities.session.prompt.*) -> the content block type they admit
+_PROMPT_CAPABILITY_BLOCKS = {"image": "image", "audio": "audio", "embeddedContext": "resource"}
+
+
+def _accepted_blocks(init_result: Any) -> tuple[str, ...]:
+    """The content block types an agent takes in prompts: text and resource links always, the others
+    when its initialize result advertises them."""
+    caps = init_result.get("capabilities") if isinstance(init_result, dict) else None
+    session = caps.get("session") if isinstance(caps, dict) else None
+    prompt = session.get("prompt") if isinstance(session, dict) else None
+    extra = [b for c, b in _PROMPT_CAPABILITY_BLOCKS.items() if isinstance(prompt, dict) and prompt.get(c) is not None]
+    return ("text", "resource_link", *extra)
 
 
 def _copy_options(options: dict[str, Any]) -> dict[str, Any]:

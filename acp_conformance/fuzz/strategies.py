@@ -52,6 +52,9 @@ free_objects = st.just({}) | st.dictionaries(_text, json_scalars, min_size=1, ma
 request_ids = st.integers(JSON_INT_MIN, JSON_INT_MAX) | st.integers(0, JSON_INT_MAX) | _text
 
 
+_NO_CONST = object()
+
+
 class _Unsupported(Exception):
     """The walker cannot generate this node; the definition falls back to hypothesis-jsonschema."""
 
@@ -173,6 +176,19 @@ class SchemaStrategies:
             is_valid = self.validator._fast_for(name).is_valid
             s = self._by_def[name] = self._ref(name).filter(is_valid)
         return s
+
+    def branches(self, name: str) -> dict[Any, st.SearchStrategy]:
+        """The branches of a discriminated union (``x-discriminator``), by discriminator value: each a
+        strategy of valid values of ``name`` with that value (branches without a const are left out;
+        ``definition(name)`` has them)."""
+        key = self.defs[name].get("x-discriminator")
+        is_valid = self.validator._fast_for(name).is_valid
+        out: dict[Any, st.SearchStrategy] = {}
+        for branch in self.defs[name].get("anyOf", []) + self.defs[name].get("oneOf", []):
+            value = ((branch.get("properties") or {}).get(key) or {}).get("const", _NO_CONST)
+            if key and value is not _NO_CONST:
+                out[value] = self._node(branch).filter(is_valid)
+        return out
 
     def params(self, method: str) -> st.SearchStrategy:
         m = self.schema.methods[method]

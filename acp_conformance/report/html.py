@@ -112,6 +112,8 @@ tr.rule.open td:first-child:before{content:"\\25bc  "}
 .tx tr.sent td.s{background:#e3f2fd}.tx tr.received td.g{background:#f1f8e9}.tx tr.event td{color:#777;font-style:italic}
 .tx tr.mark td{outline:2px solid #c62828;background:#ffebee !important}
 .more{color:#777;margin:.3em 0} pre.stderr{background:#222;color:#eee;padding:.5em;max-height:20em;overflow:auto}
+tr.rule td:first-child{white-space:nowrap} .tx tr.mark.first td{outline-width:3px}
+.evt{margin:.8em 0 .2em;font-weight:600} #shown{color:#555;margin-left:1em}
 .hidden{display:none}
 """
 
@@ -143,7 +145,7 @@ const F = {status: new Set(), area: '', level: '', q: ''};
   const box = document.getElementById('statusf');
   for (const s of Object.keys(ST)) {
     if (!D.rules.some(r => r.status === s)) continue;
-    const b = el('button', {'data-status': s, type: 'button'}, ST[s].label + ' (' + D.rules.filter(r => r.status === s).length + ')');
+    const b = el('button', {'data-status': s, type: 'button'}, ST[s].label + ' (', el('span', {class: 'n'}), ')');
     b.onclick = () => { F.status.has(s) ? F.status.delete(s) : F.status.add(s); b.classList.toggle('on'); apply(); };
     box.append(b);
   }
@@ -185,12 +187,14 @@ const rows = [];
 function apply() {
   const all = document.getElementById('showall').checked;
   let n = 0;
+  for (const b of document.querySelectorAll('#statusf button'))  // counts of the rules in scope
+    b.querySelector('.n').textContent = String(D.rules.filter(r => (all || r.checked) && r.status === b.dataset.status).length);
   for (const [tr, r] of rows) {
     const ok = (all || r.checked) && (!F.status.size || F.status.has(r.status)) && (!F.area || r.area === F.area)
       && (!F.level || r.level === F.level) && (!F.q || r.id.includes(F.q));
     tr.classList.toggle('hidden', !ok); if (ok) n++;
-    const ev = tr.nextElementSibling;
-    if (ev && ev.classList.contains('ev') && !ok) ev.classList.add('hidden');
+    const ev = tr.nextElementSibling;  // an opened rule's evidence comes back with it
+    if (ev && ev.classList.contains('ev')) ev.classList.toggle('hidden', !ok || !tr.classList.contains('open'));
   }
   for (const sec of document.querySelectorAll('section.areasec'))
     sec.classList.toggle('hidden', !sec.querySelector('tr.rule:not(.hidden)'));
@@ -205,17 +209,25 @@ const dirCell = f => f.dir === 'event' ? '[' + f.event + '] ' + (f.detail ? JSON
 function evidence(r) {
   const box = el('div', {class: 'evidence'});
   if (r.waiver) box.append(el('div', {class: 'exp', text: 'waived: ' + r.waiver.reason + (r.waiver.link ? ' (' + r.waiver.link + ')' : '')}));
-  for (const e of r.evidence) {
-    box.append(el('div', {class: 'exp'}, el('b', {text: 'expected: '}), e.expected || r.expected || r.summary));
-    box.append(el('div', {class: 'exp'}, el('b', {text: 'observed: '}), e.message));
-    box.append(el('div', {class: 'exp mono', text: 'test: ' + (e.test || '') + (e.frames ? '  frames #' + e.frames.join(', #') : '')}));
-    const tx = D.transcripts[e.test];
+  const byTest = new Map();  // one transcript per test, however many findings point into it
+  for (const e of r.evidence) { const k = e.test || ''; if (!byTest.has(k)) byTest.set(k, []); byTest.get(k).push(e); }
+  for (const [test, evs] of byTest) {
+    box.append(el('div', {class: 'evt mono', text: 'test: ' + test}));
+    const marked = new Set(), first = new Set();
+    for (const e of evs) {
+      box.append(el('div', {class: 'exp'}, el('b', {text: 'expected: '}), e.expected || r.expected || r.summary));
+      box.append(el('div', {class: 'exp'}, el('b', {text: 'observed: '}), e.message));
+      if (e.frames && e.frames.length) {
+        box.append(el('div', {class: 'exp mono', text: 'frames #' + e.frames.join(', #')}));
+        e.frames.forEach(x => marked.add(x)); first.add(e.frames[0]);  // the first is the offending one
+      }
+    }
+    const tx = D.transcripts[test];
     if (!tx) continue;
-    const marked = new Set(e.frames || []);
     const t = el('table', {class: 'tx'}, el('tr', {}, el('th', {class: 't', text: 't (s)'}), el('th', {text: 'suite'}), el('th', {text: 'target'})));
     for (const f of tx.frames) {
       const txt = '#' + f.seq + (f.conn ? ' c' + f.conn : '') + '  ' + dirCell(f);
-      t.append(el('tr', {class: f.dir + (marked.has(f.seq) ? ' mark' : ''), 'data-seq': String(f.seq)},
+      t.append(el('tr', {class: f.dir + (marked.has(f.seq) ? ' mark' : '') + (first.has(f.seq) ? ' first' : ''), 'data-seq': String(f.seq)},
         el('td', {class: 't', text: (+f.t).toFixed(3)}),
         el('td', {class: 's', text: f.dir === 'received' ? '' : (f.dir === 'sent' ? '\u2192 ' + txt : txt)}),
         el('td', {class: 'g', text: f.dir === 'received' ? '\u2190 ' + txt : ''})));

@@ -85,6 +85,17 @@ def redact_frame_json(d: dict[str, Any], msg: Any = None, limit: int = 4000) -> 
     return d
 
 
+def frame_text(frame, limit: int = 400, redact: bool = True) -> str:
+    """A frame as a failure message quotes it (Frame.text), with its secrets masked unless ``redact`` is off."""
+    if not redact:
+        return frame.text(limit)
+    if frame.direction == "event":
+        detail = _mask_fields(frame.detail) if frame.detail else None
+        return f"[{frame.event}] " + (json.dumps(detail, sort_keys=True) if detail else "")
+    d = redact_frame_json({"raw": frame.text(limit)}, frame.msg if frame.problem is None else None, limit)
+    return d["raw"]
+
+
 def transcript_jsonl(frames, redact: bool = True, limit: int = 4000) -> str:
     """The transcript file: one JSON line per frame (the format of Transcript.to_jsonl), redacted."""
     out = []

@@ -20,7 +20,8 @@ class Waiver:
         return {"reason": self.reason, **({"link": self.link} if self.link else {})}
 
 
-def load_waivers(path: str, known_rules) -> dict[str, Waiver]:
+def load_waivers(path: str, known_rules, side: str | None = None) -> dict[str, Waiver]:
+    """``known_rules``: the catalog (rule ID -> Rule); ``side``: the target's role, whose rules alone may be waived."""
     import yaml
     opt = "--acp-expected-failures"
     try:
@@ -46,6 +47,10 @@ def load_waivers(path: str, known_rules) -> dict[str, Waiver]:
                               f"'reason' and optionally a string 'link', and nothing else")
         if item["rule"] not in known_rules:
             raise WaiverError(f"{opt}: entry {i} of {path!r} names {item['rule']!r}, which is not a rule ID of the catalog")
+        rule_side = getattr(known_rules[item["rule"]], "side", None)
+        if side and rule_side not in (None, side, "both"):
+            raise WaiverError(f"{opt}: entry {i} of {path!r} names {item['rule']}, a {rule_side}-side rule, but this "
+                              f"run tests {'an' if side == 'agent' else 'a'} {side}")
         if item["rule"] in out:
             raise WaiverError(f"{opt}: {path!r} lists {item['rule']} twice")
         out[item["rule"]] = Waiver(item["rule"], item["reason"].strip(), item.get("link"))

@@ -48,8 +48,9 @@ class RuleVerdict:
             "reason": self.reason or (first.message if first else ""),
             "expected": first.expected if first else "",
             "tests": self.tests,
+            # what went wrong; else the findings that gave the status first (a pass before the notes)
             "evidence": [f.to_json() for f in self.findings if f.status in (FAIL, FLAKY, WARN)][:20]
-                        or [f.to_json() for f in self.findings][:3],
+                        or [f.to_json() for f in sorted(self.findings, key=lambda f: f.status != self.status)][:3],
             "waiver": self.waiver.to_json() if self.waiver is not None else None,
             "stale_waiver": self.stale_waiver,
         }

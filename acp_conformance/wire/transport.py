@@ -234,6 +234,12 @@ class Transport:
                 await self.process.stdin.send(raw + b"\n")
             except (anyio.BrokenResourceError, anyio.ClosedResourceError, BrokenPipeError,
                     ConnectionResetError) as e:
+                # a broken pipe usually means the target died: say how, once its exit is seen
+                with anyio.move_on_after(1.0):
+                    await self.exited.wait()
+                if self.exited.is_set():
+                    raise TargetClosed(f"the target is gone ({describe_exit(self.returncode)}); "
+                                       f"could not write frame #{frame.seq}") from None
                 raise TargetClosed(f"the target closed its stdin; could not write frame #{frame.seq} ({e!r})") from None
             return frame
 

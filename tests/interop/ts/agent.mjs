@@ -17,8 +17,11 @@ import { agent, ndJsonStream, RequestError } from "@agentclientprotocol/sdk/expe
 
 const STATE_DIR = path.join(process.cwd(), ".interop-agent", "sessions");
 const newId = (prefix) => prefix + randomBytes(12).toString("hex");
+// An already-aborted signal never fires "abort" again: check it first (the SDK aborts a request's
+// signal as soon as $/cancel_request arrives, which can be before its handler first sleeps).
 const sleep = (ms, signal) =>
   new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
     const timer = setTimeout(resolve, ms);
     signal.addEventListener("abort", () => (clearTimeout(timer), reject(signal.reason)), { once: true });
   });
