@@ -1,4 +1,5 @@
-"""The console script: ``acp-conformance agent [OPTIONS] [-- CMD ARGS...]``, ``acp-conformance rules``.
+"""The console script: ``acp-conformance agent [OPTIONS] [-- CMD ARGS...]``, ``acp-conformance rules``,
+``acp-conformance fuzz`` and ``replay`` (the fuzzer of ``acp_conformance.fuzz``).
 
 ``agent`` is a thin wrapper over pytest with this package's plugin; with no command it runs the
 suite against the bundled reference agent, so a newcomer sees a full run in one command.
@@ -29,7 +30,15 @@ acp-conformance rules [--coverage] [--side agent|client]
   List the rule catalog (with --coverage: which rules the suite checks, and how).
 
 acp-conformance compare REPORT.json... -o matrix.html
-  One page with the implementations as columns and the rules as rows, each cell linking to its evidence."""
+  One page with the implementations as columns and the rules as rows, each cell linking to its evidence.
+
+acp-conformance fuzz --agent-cmd CMD [--seed N] [--max-examples N] [--budget S] [--steps N]
+                     [--report-dir DIR] [--strict] [--timeout S]      (or --client-cmd CMD)
+  Fuzz the target with generated traffic judged by every rule; a failure is shrunk and written as a
+  scenario file (fuzz-counterexample.yaml) beside fuzz-report.json. Exit 0: no finding, 1: a finding.
+
+acp-conformance replay FILE --agent-cmd CMD [--timeout S] [--strict]  (or --client-cmd CMD)
+  Rerun a scenario file (a fuzz counterexample) with every monitor. Exit 0: it passes, 1: it fails."""
 
 
 def _split(argv: list[str]) -> tuple[list[str], list[str]]:
@@ -115,6 +124,125 @@ def run_compare(argv: list[str]) -> int:
     return 0
 
 
+class _Usage(Exception):
+    """A usage error of fuzz/replay: one sentence, exit status 2."""
+
+
+def _fuzz_parser(prog: str, replay: bool) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=prog)
+    if replay:
+        p.add_argument("file", metavar="FILE", help="the scenario file to rerun (a fuzz counterexample)")
+    target = p.add_mutually_exclusive_group(required=True)
+    target.add_argument("--agent-cmd", metavar="CMD", help="the agent's command line (the suite plays the client)")
+    target.add_argument("--client-cmd", metavar="CMD", help="the client's command line (the suite plays the agent)")
+    if not replay:
+        p.add_argument("--seed", type=int, default=0, metavar="N",
+                       help="the run's seed: the same seed against the same deterministic target gives the same run")
+        p.add_argument("--max-examples", type=int, default=100, metavar="N", help="examples to run (default 100)")
+        p.add_argument("--budget", type=float, default=120.0, metavar="S",
+                       help="wall-clock seconds for the run (default 120); shrinking a failure gets half as much more")
+        p.add_argument("--steps", type=int, default=50, metavar="N", help="rules per example (default 50)")
+        p.add_argument("--report-dir", default="reports", metavar="DIR",
+                       help="where fuzz-report.json and the shrunk counterexample go (default reports/)")
+    p.add_argument("--strict", action="store_true", help="SHOULD-level failures count as findings too")
+    p.add_argument("--timeout", type=float, default=5.0, metavar="S",
+                   help="seconds to wait for each answer of the target (default 5)")
+    return p
+
+
+def _target_argv(a: argparse.Namespace) -> tuple[str, list[str]]:
+    side, cmd = ("agent", a.agent_cmd) if a.agent_cmd is not None else ("client", a.client_cmd)
+    try:
+        argv = shlex.split(cmd)
+    except ValueError as e:
+        raise _Usage(f"--{side}-cmd cannot be parsed as a command line: {e}") from None
+    if not argv:
+        raise _Usage(f"--{side}-cmd is empty: give the command that starts your {side}")
+    import shutil
+    if shutil.which(argv[0]) is None and not Path(argv[0]).exists():
+        raise _Usage(f"--{side}-cmd: {argv[0]!r} is not a command on PATH nor a file")
+    if not a.timeout > 0:
+        raise _Usage(f"--timeout must be a positive number of seconds (got {a.timeout!r})")
+    return side, argv
+
+
+def _client_fuzzer(cmd: str, a: argparse.Namespace):
+    """(fuzz_client, replay_client, config) from acp_conformance.fuzz.client_fuzz, imported only when
+    asked for, or a usage error when this installation has no client-side fuzzing."""
+    try:
+        from .fuzz import client_fuzz
+    except ImportError as e:
+        if getattr(e, "name", None) == "acp_conformance.fuzz.client_fuzz":
+            raise _Usage("--client-cmd: client-side fuzzing is not available in this installation") from None
+        raise _Usage(f"--client-cmd: client-side fuzzing cannot be loaded ({e})") from None
+    fuzz_client = getattr(client_fuzz, "fuzz_client", None)
+    replay_client = getattr(client_fuzz, "replay_client", None)
+    make_config = getattr(client_fuzz, "client_config", None)
+    if fuzz_client is None or replay_client is None or make_config is None:
+        raise _Usage("--client-cmd: client-side fuzzing is not available in this installation")
+    try:
+        config = make_config(cmd, timeout=a.timeout, strict=a.strict)
+    except ValueError as e:
+        raise _Usage(f"--client-cmd: {e}") from None
+    return fuzz_client, replay_client, config
+
+
+def run_fuzz(argv: list[str]) -> int:
+    a = _fuzz_parser("acp-conformance fuzz", replay=False).parse_args(argv)
+    side, target = _target_argv(a)
+    for name, v in (("--max-examples", a.max_examples), ("--steps", a.steps), ("--budget", a.budget)):
+        if not v > 0:
+            raise _Usage(f"{name} must be a positive number (got {v!r})")
+    report_dir = Path(a.report_dir)
+    try:
+        report_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise _Usage(f"--report-dir: cannot create {a.report_dir!r} ({e.strerror or e})") from None
+    from .fuzz.explain import fuzz_summary
+    kw = dict(seed=a.seed, max_examples=a.max_examples, budget=a.budget, step_count=a.steps, report_dir=report_dir)
+    if side == "client":
+        fuzz_client, _, config = _client_fuzzer(a.client_cmd, a)
+        result = fuzz_client(config, **kw)
+    else:
+        from .fuzz.run import fuzz
+        from .fuzz.stateful import FuzzConfig
+        result = fuzz(FuzzConfig(target, timeout=a.timeout, strict=a.strict), **kw)
+    print("\n".join(fuzz_summary(result, side, target)))
+    return 1 if result.failure else 0
+
+
+def run_replay(argv: list[str]) -> int:
+    a = _fuzz_parser("acp-conformance replay", replay=True).parse_args(argv)
+    side, target = _target_argv(a)
+    from .fuzz.explain import replay_summary
+    from .scenarios.model import ScenarioFileError
+    try:
+        if side == "client":
+            _, replay_client, config = _client_fuzzer(a.client_cmd, a)
+            result = replay_client(a.file, config)
+        else:
+            from .fuzz.run import replay
+            from .fuzz.stateful import FuzzConfig
+            result = replay(a.file, FuzzConfig(target, timeout=a.timeout, strict=a.strict))
+    except ScenarioFileError as e:
+        raise _Usage(" ".join(str(e).split())) from None
+    print("\n".join(replay_summary(a.file, result, side, target)))
+    return 1 if result.failed else 0
+
+
+def _fuzz_command(fn, name: str, argv: list[str]) -> int:
+    try:
+        return fn(argv)
+    except SystemExit as e:  # argparse: it has printed the usage and the error
+        return 2 if e.code else 0
+    except _Usage as e:
+        print(f"acp-conformance {name}: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"acp-conformance {name}: interrupted", file=sys.stderr)
+        return 130
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help", "help"):
@@ -135,6 +263,10 @@ def main(argv: list[str] | None = None) -> int:
             return run_rules(rest)
         except SystemExit as e:
             return 2 if e.code else 0
+    if cmd == "fuzz":
+        return _fuzz_command(run_fuzz, "fuzz", rest)
+    if cmd == "replay":
+        return _fuzz_command(run_replay, "replay", rest)
     print(f"acp-conformance: unknown command {cmd!r}\n\n{USAGE}", file=sys.stderr)
     return 2
 

@@ -56,15 +56,15 @@ def _request(id_, method=LIST, params=None) -> dict:
 
 
 @st.composite
-def envelope_cases(draw) -> EnvelopeCase:
-    """One case; ids come from the whole legal range and every illegal JSON type."""
+def envelope_cases(draw, ids: st.SearchStrategy = request_ids) -> EnvelopeCase:
+    """One case; ids come from ``ids`` (by default the whole legal range) and every illegal JSON type."""
     kind = draw(st.sampled_from([
         "legal_id", "illegal_id", "huge_id", "null_id", "duplicate_id", "unknown_response", "notification_with_id",
         "batch", "empty_batch", "notification_batch", "invalid_json", "invalid_utf8", "crlf",
         "long_line", "no_jsonrpc", "wrong_version", "method_not_string", "params_scalar", "unknown_method",
         "unknown_notification", "bom",
     ]))
-    rid = draw(request_ids)
+    rid = draw(ids)
     if kind == "legal_id":
         return EnvelopeCase(kind, (_j(_request(rid)),), ("ERR-004", "ERR-008"))
     if kind == "illegal_id":
@@ -85,8 +85,8 @@ def envelope_cases(draw) -> EnvelopeCase:
                                        "params": {"requestId": rid}}),), ())
     if kind == "batch":
         n = draw(st.integers(1, 4))
-        ids = draw(st.lists(request_ids, min_size=n, max_size=n, unique_by=lambda v: (type(v), v)))
-        return EnvelopeCase(kind, (_j([_request(i) for i in ids]),), ("TRANSPORT-005",))
+        members = draw(st.lists(ids, min_size=n, max_size=n, unique_by=lambda v: (type(v), v)))
+        return EnvelopeCase(kind, (_j([_request(i) for i in members]),), ("TRANSPORT-005",))
     if kind == "empty_batch":
         return EnvelopeCase(kind, ("[]",), ("TRANSPORT-006",))
     if kind == "notification_batch":

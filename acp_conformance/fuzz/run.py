@@ -41,6 +41,7 @@ class FuzzResult:
     findings: list[Finding] = field(default_factory=list)  # the blocking failures of the counterexample
     transcript: list[Any] = field(default_factory=list)  # its frames (wire.transcript.Frame)
     transcript_path: Path | None = None
+    stderr: str = ""  # what the target wrote on stderr in the counterexample (its tail)
 
     @property
     def digest(self) -> str:
@@ -98,12 +99,15 @@ def fuzz(config: FuzzConfig, *, seed: int = 0, max_examples: int = 50, budget: f
         result.failure = _fuzzer_error(error)
     if rec is not None:
         result.failure, result.rules, result.step_log = rec.failure, list(dict.fromkeys(rec.rules)), rec.steps
-        result.findings, result.transcript = rec.findings, rec.transcript
+        result.findings, result.transcript, result.stderr = rec.findings, rec.transcript, rec.stderr
     if report_dir is not None:
         out = Path(report_dir)
         out.mkdir(parents=True, exist_ok=True)
         if rec is not None:
             result.scenario_path = write_scenario(out / "fuzz-counterexample.yaml", rec, config, seed)
+            result.transcript_path = out / "fuzz-counterexample.jsonl"  # the frames of the shrunk run
+            result.transcript_path.write_text("".join(json.dumps(f.to_json(), ensure_ascii=False) + "\n"
+                                                      for f in rec.transcript), encoding="utf-8")
         result.report_path = out / "fuzz-report.json"
         result.report_path.write_text(json.dumps(report_json(result, config), indent=1), encoding="utf-8")
     return result
@@ -138,7 +142,8 @@ def report_json(result: FuzzResult, config: FuzzConfig) -> dict[str, Any]:
             "time_split": {k: round(v, 3) for k, v in time_split(result).items()},
             "budget_spent": result.budget_spent, "digest": result.digest,
             "failure": result.failure, "rules": result.rules,
-            "scenario": str(result.scenario_path) if result.scenario_path else None}
+            "scenario": str(result.scenario_path) if result.scenario_path else None,
+            "transcript": str(result.transcript_path) if result.transcript_path else None}
 
 
 def time_split(result: FuzzResult) -> dict[str, float]:

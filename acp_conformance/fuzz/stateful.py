@@ -75,20 +75,44 @@ def _idle_cancelled_after_delete(finding: Finding, frames: list) -> bool:
                for f in frames[:seq])
 
 
-def _answer_with_null_id(finding: Finding, frames: list) -> bool:
-    """CANCEL-013 'answered a $/cancel_request' where the answer has id null: that is the agent's
-    answer to a malformed line sent earlier (an envelope case), which the monitor pairs by time."""
+def _answer_to_another_message(finding: Finding, frames: list) -> bool:
+    """CANCEL-013 'answered a $/cancel_request' where the answer is the agent's answer to another line
+    the suite wrote: an id null (a line it could not read), or the id of an earlier line that was not
+    a request (no "jsonrpc", a wrong version, a method that is not a string; an envelope case). The
+    monitor pairs an unmatched error response with the cancel by time."""
     for seq in finding.frames:
         msg = frames[seq].msg if seq < len(frames) else None
-        if isinstance(msg, dict) and "method" not in msg and msg.get("id", 0) is None:
+        if not isinstance(msg, dict) or "method" in msg or "id" not in msg:
+            continue
+        if msg["id"] is None:
+            return True
+        key = _idkey(msg["id"])
+        for f in frames[:seq]:
+            m = f.msg
+            if f.direction == "sent" and isinstance(m, dict) and "id" in m and _idkey(m["id"]) == key \
+                    and (m.get("jsonrpc") != "2.0" or not isinstance(m.get("method"), str)):
+                return True
+    return False
+
+
+def _lenient_json_line(finding: Finding, frames: list) -> bool:
+    """ERR-007 on a line that Python's json reads (NaN, Infinity) but that is not JSON: the agent's
+    -32700 (parse error) is right; the transcript parsed the line leniently and expected -32600."""
+    for seq in finding.frames:
+        f = frames[seq] if seq < len(frames) else None
+        if f is not None and f.direction == "sent" and f.problem is None and not _strict_json(f.raw):
             return True
     return False
 
 
-def _echo_of_client_content(finding: Finding, frames: list) -> bool:
-    """CONTENT-003 on a user_message: the agent echoes the client's own content, whose annotation
-    values the schema allows (priority is any number) but the rule bounds to 0..1."""
-    return "user_message" in finding.message
+def _strict_json(raw: bytes) -> bool:
+    def reject(name: str) -> Any:
+        raise ValueError(name)
+    try:
+        json.loads(raw, parse_constant=reject)
+        return True
+    except ValueError:
+        return False
 
 
 def _idkey(value: Any) -> tuple[str, str]:
@@ -97,7 +121,7 @@ def _idkey(value: Any) -> tuple[str, str]:
 
 # rule -> predicate(finding, frames): True for a known false failure of that rule's monitor
 MONITOR_FALSE_FAILURE_ALLOWLIST = {"DELETE-001": _delete_with_malformed_id, "STATE-007": _idle_cancelled_after_delete,
-                                   "CANCEL-013": _answer_with_null_id, "CONTENT-003": _echo_of_client_content}
+                                   "CANCEL-013": _answer_to_another_message, "ERR-007": _lenient_json_line}
 
 _DEBUG = bool(__import__("os").environ.get("ACP_FUZZ_DEBUG"))
 _VAR = re.compile(r"\$\{|^\$[A-Za-z_]")
@@ -355,6 +379,7 @@ class Recorded:
     frames: list[str] = field(default_factory=list)  # the last frames, as text
     findings: list[Finding] = field(default_factory=list)  # the blocking failures it was failed for
     transcript: list[Any] = field(default_factory=list)  # every frame of the example
+    stderr: str = ""  # the tail of what the target wrote on stderr (known once its process ended)
 
 
 class FuzzSession:
@@ -477,8 +502,10 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
         def fail(self, message: str, bad: list[Finding] | None = None) -> None:
             frames = [fr.text(300) for fr in self.judge.ctx.frames[-12:]]
             bad = bad or []
+            stderr = [t for t in self.target.runner.result.stderr if t.strip()] if self.target is not None else []
             rec = Recorded(list(self.steps), _copy_options(self.options), message, [f.rule for f in bad], frames,
-                           findings=list(bad), transcript=list(self.judge.ctx.frames))
+                           findings=list(bad), transcript=list(self.judge.ctx.frames),
+                           stderr=stderr[-1][-2000:] if stderr else "")
             fs.last_failure = rec
             if fs.best_failure is None or len(rec.steps) <= len(fs.best_failure.steps):
                 fs.best_failure = rec
@@ -490,6 +517,8 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
             raise FuzzFailure(message)
 
         def fresh_id(self, draw_id: Any) -> Any:
+            if isinstance(draw_id, str) and _has_var(draw_id):  # the runner would read it as a variable
+                draw_id = draw_id.replace("$", "S")
             key = (type(draw_id).__name__, draw_id)
             if key in self.used_ids:
                 self.n += 1
@@ -721,6 +750,14 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
             for line in case.lines:
                 if _has_var(line if isinstance(line, str) else ""):
                     return
+            for line in case.lines:  # ids written in raw lines are taken, like those of requests
+                try:
+                    msg = json.loads(line)
+                except ValueError:
+                    continue
+                for item in msg if isinstance(msg, list) else [msg]:
+                    if isinstance(item, dict) and isinstance(item.get("id"), (str, int, float)):
+                        self.used_ids.add((type(item["id"]).__name__, item["id"]))
             if case.informational:
                 self.do({"note": {"text": INFORMATIONAL_NOTE}}, check=False)
             for line in case.lines:
@@ -744,7 +781,8 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
             elif kind == "other_request":
                 self.other_request(data, d(st.sampled_from(other_methods), "method"), d(request_ids, "rid"))
             else:
-                self.envelope(d(envelope_cases(), "case"), d(request_ids, "rid"))
+                fresh = request_ids.filter(lambda i: (type(i).__name__, i) not in self.used_ids)
+                self.envelope(d(envelope_cases(fresh), "case"), d(request_ids, "rid"))
 
         @invariant()
         def no_blocking_failure(self):

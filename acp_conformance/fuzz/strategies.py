@@ -19,6 +19,7 @@ empty prompt array. Each carries the rule ids of the catalog that say how it mus
 
 from __future__ import annotations
 
+import base64
 import string
 from dataclasses import dataclass
 from functools import lru_cache
@@ -53,6 +54,37 @@ request_ids = st.integers(JSON_INT_MIN, JSON_INT_MAX) | st.integers(0, JSON_INT_
 
 
 _NO_CONST = object()
+
+# What the spec requires of values beyond what our schema states (the catalog's CONTENT-001..003 check
+# them): valid traffic honours it, or a correct agent that echoes the client's content would be
+# blamed for it. Each entry narrows one property of one definition; the schema stays the judge of
+# validity (a refined value is still a schema-valid value).
+SPEC_REFINEMENTS: dict[tuple[str, str], dict[str, Any]] = {
+    ("ImageContent", "data"): {"type": "string", "x-fuzz": "base64"},
+    ("AudioContent", "data"): {"type": "string", "x-fuzz": "base64"},
+    ("BlobResourceContents", "blob"): {"type": "string", "x-fuzz": "base64"},
+    ("ResourceLink", "size"): {"type": ["integer", "null"], "minimum": 0},
+    ("Icon", "src"): {"type": "string", "x-fuzz": "https-or-data-uri"},
+    ("Annotations", "priority"): {"type": ["number", "null"], "minimum": 0, "maximum": 1},
+    ("Annotations", "lastModified"): {"type": ["string", "null"], "x-fuzz": "iso8601"},
+}
+
+
+def refined_defs(defs: dict[str, Any]) -> dict[str, Any]:
+    """The schema's definitions with ``SPEC_REFINEMENTS`` applied (a copy; the schema is untouched)."""
+    out = dict(defs)
+    for (name, prop), node in SPEC_REFINEMENTS.items():
+        if name in out and prop in (out[name].get("properties") or {}):
+            out[name] = {**out[name], "properties": {**out[name]["properties"], prop: node}}
+    return out
+
+
+_b64_text = st.binary(max_size=MAX_TEXT).map(lambda b: base64.b64encode(b).decode("ascii"))
+_https_or_data = st.one_of(st.text(alphabet=string.ascii_lowercase + "/.", max_size=12).map(
+    lambda p: "https://example.com/" + p), _b64_text.map(lambda d: "data:image/png;base64," + d))
+_iso8601 = st.datetimes(timezones=st.just(__import__("datetime").timezone.utc)).map(
+    lambda d: d.isoformat().replace("+00:00", "Z"))
+_REFINED_STRINGS = {"base64": _b64_text, "https-or-data-uri": _https_or_data, "iso8601": _iso8601}
 
 
 class _Unsupported(Exception):
@@ -138,7 +170,7 @@ def _merge(nodes: list[dict[str, Any]]) -> dict[str, Any] | None:
                 out[k] = max(out.get(k, v), v)
             elif k in ("maximum", "maxItems", "maxLength"):
                 out[k] = min(out.get(k, v), v)
-            elif k in ("items", "additionalProperties", "pattern", "format", "x-absolute-path"):
+            elif k in ("items", "additionalProperties", "pattern", "format", "x-absolute-path", "x-fuzz"):
                 if k in out and out[k] != v:
                     if k == "items":
                         out[k] = {"allOf": [out[k], v]}
@@ -162,7 +194,7 @@ class SchemaStrategies:
 
     def __init__(self, schema: Schema | None = None):
         self.schema = schema or cached_schema()
-        self.defs = self.schema.defs
+        self.defs = refined_defs(self.schema.defs)
         self.validator = Validator(self.schema)
         self._by_def: dict[str, st.SearchStrategy] = {}
         self._raw: dict[str, st.SearchStrategy] = {}
@@ -270,6 +302,8 @@ class SchemaStrategies:
         if t == "number":
             return st.floats(node.get("minimum"), node.get("maximum"), allow_nan=False, allow_infinity=False)
         if t == "string":
+            if node.get("x-fuzz") in _REFINED_STRINGS:
+                return _REFINED_STRINGS[node["x-fuzz"]]
             if node.get("x-absolute-path"):
                 return absolute_paths
             if node.get("format") == "uri":
@@ -315,7 +349,7 @@ class FastGenerator:
 
     def __init__(self, schema: Schema | None = None):
         self.schema = schema or cached_schema()
-        self.defs = self.schema.defs
+        self.defs = refined_defs(self.schema.defs)
         self.validator = Validator(self.schema)
         self._fns: dict[str, Any] = {}
 
@@ -380,6 +414,9 @@ class FastGenerator:
             lo, hi = node.get("minimum", -1e9), node.get("maximum", 1e9)
             return lambda rng: rng.uniform(lo, hi)
         if t == "string":
+            refined = _FAST_REFINED.get(node.get("x-fuzz"))
+            if refined is not None:
+                return refined
             if node.get("x-absolute-path"):
                 return lambda rng: "/" + "/".join(_fast_word(rng) for _ in range(rng.randint(0, 3)))
             if node.get("format") == "uri":
@@ -424,6 +461,13 @@ def _fast_word(rng) -> str:
 
 def _fast_text(rng) -> str:
     return rng.choice(_WORDS) if rng.random() < 0.6 else "".join(rng.choice(_WORDS) for _ in range(rng.randint(0, 4)))
+
+
+_FAST_REFINED = {
+    "base64": lambda rng: base64.b64encode(rng.randbytes(rng.randint(0, 12))).decode("ascii"),
+    "https-or-data-uri": lambda rng: rng.choice(("https://example.com/icon.png", "data:image/png;base64,AAAA")),
+    "iso8601": lambda rng: f"20{rng.randint(0, 99):02d}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}T12:00:00Z",
+}
 
 
 def _fast_int(rng, lo: int, hi: int) -> int:

@@ -62,6 +62,7 @@ def page_data(report: dict[str, Any]) -> dict[str, Any]:
             transcripts[tid] = _load_transcript(path, marked)
     return {"verdict": report.get("verdict", {}), "target": report.get("target", {}),
             "suite": report.get("suite", {}), "generated": report.get("generated", ""),
+            "redacted": report.get("redacted", True), "waivers_file": report.get("waivers_file"),
             "rules": [{k: r.get(k) for k in ("id", "area", "level", "status", "checked", "blocking", "summary",
                                                "source", "reason", "expected", "evidence", "tests", "waiver",
                                                "stale_waiver")} for r in report["rules"]],
@@ -112,7 +113,8 @@ tr.rule.open td:first-child:before{content:"\\25bc  "}
 .tx tr.sent td.s{background:#e3f2fd}.tx tr.received td.g{background:#f1f8e9}.tx tr.event td{color:#777;font-style:italic}
 .tx tr.mark td{outline:2px solid #c62828;background:#ffebee !important}
 .more{color:#777;margin:.3em 0} pre.stderr{background:#222;color:#eee;padding:.5em;max-height:20em;overflow:auto}
-tr.rule td:first-child{white-space:nowrap} .tx tr.mark.first td{outline-width:3px}
+tr.rule td:first-child{white-space:nowrap} .tx tr.mark.first td{outline-width:3px;background:#ffcdd2 !important}
+.tx tr.mark.first td.t:before{content:"offending \\25b6 ";color:#c62828;font-weight:700;font-style:normal}
 .evt{margin:.8em 0 .2em;font-weight:600} #shown{color:#555;margin-left:1em}
 .hidden{display:none}
 """
@@ -137,6 +139,17 @@ const checked = D.rules.filter(r => r.checked);
     t.append(el('tr', {'data-level': lv}, el('th', {text: lv}),
       ...sts.map(s => el('td', {'data-status': s, text: String(rs.filter(r => r.status === s).length)})),
       el('td', {text: String(rs.length)})));
+  }
+})();
+// the rules that need a look, as links that open their evidence
+(function attention() {
+  const p = document.getElementById('attention');
+  const need = D.rules.filter(r => r.checked && (['fail', 'flaky', 'warn', 'xfail'].includes(r.status) || r.stale_waiver));
+  if (!need.length) return;
+  p.append(el('b', {text: 'look at: '}));
+  for (const r of need) {
+    p.append(el('a', {href: '#rule-' + r.id, class: 'mono', 'data-status': r.status}, r.id), ' ',
+             badge(r.status), r.stale_waiver ? ' (stale waiver)' : '', '  ');
   }
 })();
 // filters
@@ -241,10 +254,23 @@ function evidence(r) {
   return box;
 }
 apply();
-if (location.hash && location.hash.startsWith('#rule-')) {
+// #rule-ID (the matrix links here): show that rule, its evidence opened
+function openHash() {
+  if (!location.hash.startsWith('#rule-')) return;
   const tr = document.getElementById(location.hash.slice(1));
-  if (tr) { if (tr.classList.contains('has-ev')) tr.click(); tr.scrollIntoView(); }
+  if (!tr) return;
+  if (tr.classList.contains('hidden')) {  // a filter hides it: clear the filters
+    F.status.clear(); F.area = F.level = F.q = '';
+    for (const b of document.querySelectorAll('#statusf button.on')) b.classList.remove('on');
+    for (const id of ['areaf', 'levelf', 'q']) document.getElementById(id).value = '';
+    document.getElementById('showall').checked = tr.dataset.checked !== 'true';
+    apply();
+  }
+  if (tr.classList.contains('has-ev') && !tr.classList.contains('open')) tr.click();
+  tr.scrollIntoView();
 }
+window.addEventListener('hashchange', openHash);
+openHash();
 """
 
 PAGE = """<!DOCTYPE html>
@@ -256,6 +282,7 @@ PAGE = """<!DOCTYPE html>
 <p id="summary">@@SUMMARY@@</p>
 <p class="mono" id="target"></p>
 <table class="counts" id="counts"></table>
+<p id="attention"></p>
 <div id="filters">status: <span id="statusf"></span>
  area: <select id="areaf"><option value="">all</option></select>
  level: <select id="levelf"><option value="">all</option></select>
@@ -266,7 +293,9 @@ PAGE = """<!DOCTYPE html>
 <script type="application/json" id="data">@@DATA@@</script>
 <script>""" + JS + """
 document.getElementById('target').textContent = (D.target.side || 'agent') + ': ' + (D.target.command || '') +
-  (D.target.info ? '  \\u2014 ' + JSON.stringify(D.target.info) : '') + '  \\u2014 suite ' + (D.suite.version || '') + ', ' + D.generated;
+  (D.target.info ? '  \\u2014 ' + JSON.stringify(D.target.info) : '') + '  \\u2014 suite ' + (D.suite.version || '') + ', ' + D.generated +
+  (D.redacted ? '  \\u2014 secrets redacted' : '  \\u2014 NOT redacted (--acp-no-redact)') +
+  (D.waivers_file ? '  \\u2014 expected failures: ' + D.waivers_file : '');
 </script>
 </body></html>
 """

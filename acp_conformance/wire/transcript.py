@@ -12,6 +12,7 @@ closed, end of output, exit, timeout). Events carry their facts in ``detail``.
 from __future__ import annotations
 
 import json
+from sys import intern
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -81,9 +82,32 @@ def parse_line(raw: bytes) -> tuple[Any, str | None]:
     except UnicodeDecodeError as e:
         return None, f"not valid UTF-8 ({e.reason} at byte {e.start})"
     try:
-        return json.loads(text), None
+        value = json.loads(text)
     except ValueError as e:
         return None, f"not valid JSON ({e})"
+    try:
+        return _shared(value), None
+    except RecursionError:  # absurdly deep nesting: keep it as parsed
+        return value, None
+
+
+_SHORT = 64  # strings up to this length are shared between frames (ids, methods, kinds), longer are text
+
+
+def _shared(value: Any) -> Any:
+    """The parsed value with its keys and short strings interned.
+
+    json.loads makes a new string object for every key of every frame; a long session repeats the
+    same keys and values (``jsonrpc``, ``sessionUpdate``, the session id...) tens of thousands of
+    times, and kept transcripts are what the memory of a run is made of.
+    """
+    if isinstance(value, dict):
+        return {intern(k): _shared(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shared(v) for v in value]
+    if isinstance(value, str) and len(value) <= _SHORT:
+        return intern(value)
+    return value
 
 
 @dataclass(repr=False)
