@@ -46,3 +46,19 @@ def test_all_bound_tests_skipped_is_skip():
     v = compute(CAT, [], {"DELETE-001"}, {"DELETE-001": ["t1"]}, {"t1": "no session.delete"})
     assert status(v, "DELETE-001") == SKIP
     assert v.conformant
+
+
+def test_a_must_only_the_upstream_docs_state_is_advisory_and_warns():
+    """Batches (TRANSPORT-007) are only in the older transport page: a failure warns; strict blocks it.
+    The stdio framing (TRANSPORT-003) is the exception and stays mandatory."""
+    assert CAT["TRANSPORT-007"].tier == "advisory" and not CAT["TRANSPORT-007"].blocking
+    assert CAT["TRANSPORT-003"].tier == "mandatory" and CAT["TRANSPORT-003"].blocking
+    assert CAT["PROMPT-001"].tier == "mandatory"  # the seeds state it
+    assert CAT["ERR-011"].tier == "mandatory"  # JSON-RPC 2.0, which ACP adopts
+    fs = [Finding("TRANSPORT-007", FAIL, "an all-notification batch was answered")]
+    v = compute(CAT, fs, {"TRANSPORT-007"}, {}, {})
+    assert status(v, "TRANSPORT-007") == WARN and v.conformant
+    assert next(r for r in v.rules if r.rule.id == "TRANSPORT-007").to_json()["tier"] == "advisory"
+    assert not compute(CAT, fs, {"TRANSPORT-007"}, {}, {}, strict=True).conformant
+    v = compute(CAT, [Finding("TRANSPORT-003", FAIL, "a banner")], {"TRANSPORT-003"}, {}, {})
+    assert status(v, "TRANSPORT-003") == FAIL and not v.conformant

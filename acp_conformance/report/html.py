@@ -63,7 +63,7 @@ def page_data(report: dict[str, Any]) -> dict[str, Any]:
     return {"verdict": report.get("verdict", {}), "target": report.get("target", {}),
             "suite": report.get("suite", {}), "generated": report.get("generated", ""),
             "redacted": report.get("redacted", True), "waivers_file": report.get("waivers_file"),
-            "rules": [{k: r.get(k) for k in ("id", "area", "level", "status", "checked", "blocking", "summary",
+            "rules": [{k: r.get(k) for k in ("id", "area", "level", "tier", "status", "checked", "blocking", "summary",
                                                "source", "reason", "expected", "evidence", "tests", "waiver",
                                                "stale_waiver")} for r in report["rules"]],
             "transcripts": transcripts,

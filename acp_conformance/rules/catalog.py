@@ -1,9 +1,18 @@
 """The rule catalog, as data: IDs, levels, sides, checks and sources, unchanged from the shared
-catalog. ``blocking`` rules (MUST, MUST NOT) decide conformance; SHOULD rules warn."""
+catalog.
+
+Tiers: a MUST / MUST NOT stated by the v2 seeds, the schema or JSON-RPC 2.0 (which ACP adopts) is
+``mandatory`` and decides conformance (``blocking``). One whose only source is the older upstream
+docs or a stored copy of the web site is ``advisory``: its failure warns, like a SHOULD, since the
+seeds win every disagreement and may have dropped it (batches are the known case). The stdio
+framing rules are the exception: ACP is JSON-RPC over stdio by definition, and the transport page is
+the only text that spells the framing out. ``--acp-strict`` makes every warning block.
+"""
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -13,6 +22,10 @@ EXTRA_PATH = Path(__file__).with_name("catalog_extra.json")  # rules this projec
 
 BLOCKING_LEVELS = {"MUST", "MUST NOT"}
 SHOULD_LEVELS = {"SHOULD", "SHOULD NOT"}
+# sources of lower authority than the seeds (RULES.md, "Sources and authority" 3 and 4)
+DOC_ONLY_SOURCES = ("upstream-doc:", "site-doc:", "site-rfd:")
+# the stdio framing itself: mandatory although only the transport page states it
+FRAMING_RULES = {"TRANSPORT-001", "TRANSPORT-002", "TRANSPORT-003", "CLIENT-025"}
 
 
 @dataclass(frozen=True)
@@ -28,8 +41,26 @@ class Rule:
     source: str
 
     @property
+    def advisory(self) -> bool:
+        """A MUST whose only sources are the upstream docs or the web site: it warns, not blocks."""
+        refs = [r.strip() for r in re.sub(r"\([^()]*\)", "", self.source).split(";") if r.strip()]
+        return (self.level in BLOCKING_LEVELS and self.id not in FRAMING_RULES and bool(refs)
+                and all(r.startswith(DOC_ONLY_SOURCES) for r in refs))
+
+    @property
     def blocking(self) -> bool:
-        return self.level in BLOCKING_LEVELS
+        return self.level in BLOCKING_LEVELS and not self.advisory
+
+    @property
+    def warns(self) -> bool:
+        """A failure of this rule is a warning (SHOULD, or an advisory MUST)."""
+        return self.level in SHOULD_LEVELS or self.advisory
+
+    @property
+    def tier(self) -> str:
+        if self.level in BLOCKING_LEVELS:
+            return "advisory" if self.advisory else "mandatory"
+        return "should" if self.level in SHOULD_LEVELS else "may"
 
     @property
     def spec_refs(self) -> list[str]:

@@ -2,7 +2,8 @@
 
 * A rule's status is the worst over its findings (fail > flaky > warn > pass > not-tested > skip).
   A flaky blocking rule (failed, then passed on a rerun) counts against conformance.
-* A failed SHOULD rule is a warning; a failed MAY rule only a note. ``strict`` makes warnings block.
+* A failed SHOULD rule is a warning, and so is a failed advisory MUST (one only the upstream docs
+  state, see ``catalog.py``); a failed MAY rule only a note. ``strict`` makes warnings block.
 * A blocking rule this suite checks that no test exercised is ``not-tested`` and counts against
   conformance: a dead agent must not score 100%.
 * A rule the suite has no check for yet is listed as such and left out of the verdict.
@@ -16,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from .catalog import SHOULD_LEVELS, Rule
+from .catalog import Rule
 from .findings import FAIL, FLAKY, INFO, NOT_TESTED, PASS, SKIP, WARN, Finding, worst
 
 XFAIL = "xfail"  # failed, and listed as an expected failure (a waiver): reported, not counted
@@ -44,7 +45,7 @@ class RuleVerdict:
         first = next((f for f in self.findings if f.status == self.status), None)
         return {
             "id": r.id, "area": r.area, "level": r.level, "side": r.side, "status": self.status,
-            "blocking": r.blocking, "checked": self.checked, "summary": r.summary, "source": r.source,
+            "blocking": r.blocking, "tier": r.tier, "checked": self.checked, "summary": r.summary, "source": r.source,
             "reason": self.reason or (first.message if first else ""),
             "expected": first.expected if first else "",
             "tests": self.tests,
@@ -98,7 +99,7 @@ class Verdict:
 
 
 def _level_status(rule: Rule, status: str) -> str:
-    if status == FAIL and rule.level in SHOULD_LEVELS:
+    if status == FAIL and rule.warns:
         return WARN
     if status in (FAIL, FLAKY, WARN) and rule.level == "MAY":
         return INFO
