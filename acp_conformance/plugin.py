@@ -7,6 +7,7 @@ unless ``--agent-cmd`` is given; then it runs the bundled conformance suite, and
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import shutil
@@ -76,11 +77,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help="run the client in this directory instead of a fresh temporary one per test")
     g.addoption("--acp-report-dir", dest="acp_report_dir", default="reports", metavar="DIR",
                 help="where report.json and transcripts are written (default: reports/)")
-    g.addoption("--acp-timeout", dest="acp_timeout", default=10.0, type=float, metavar="S",
+    g.addoption("--acp-timeout", dest="acp_timeout", default=10.0, metavar="S",
                 help="seconds to wait for each response or awaited update (default 10)")
-    g.addoption("--acp-startup-timeout", dest="acp_startup_timeout", default=15.0, type=float, metavar="S",
+    g.addoption("--acp-startup-timeout", dest="acp_startup_timeout", default=15.0, metavar="S",
                 help="seconds to wait for the first response after the target starts (default 15)")
-    g.addoption("--acp-test-timeout", dest="acp_test_timeout", default=60.0, type=float, metavar="S",
+    g.addoption("--acp-test-timeout", dest="acp_test_timeout", default=60.0, metavar="S",
                 help="seconds one test may take in all (default 60)")
     g.addoption("--acp-schema", dest="acp_schema", default=None, metavar="PATH",
                 help="validate against another revision of the ACP JSON Schema")
@@ -104,7 +105,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help="set an environment variable for the agent (repeatable)")
     g.addoption("--acp-agent-cwd", dest="acp_agent_cwd", default=None, metavar="DIR",
                 help="run the agent in this directory instead of a fresh temporary one per test")
-    g.addoption("--acp-work-threshold", dest="acp_work_threshold", default=5.0, type=float, metavar="S",
+    g.addoption("--acp-work-threshold", dest="acp_work_threshold", default=5.0, metavar="S",
                 help="PROMPT-005: work longer than this whose response came only after idle fails (default 5)")
     g.addoption("--acp-stop-reason-should", dest="acp_stop_reason_should", action="store_true", default=False,
                 help="PROMPT-013: treat a missing stopReason as a warning (the schema's SHOULD) not a failure")
@@ -125,10 +126,15 @@ class UsageError(Exception):
 
 
 def _positive(config: pytest.Config, name: str, opt: str) -> float:
+    # the options are parsed as text, so that a non-number is our usage error (exit 2), not argparse's
     v = config.getoption(name)
-    if v is None or v <= 0:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        f = float("nan")
+    if not f > 0 or f == float("inf"):
         raise UsageError(f"{opt} must be a positive number of seconds (got {v!r})")
-    return float(v)
+    return f
 
 
 def _side(config: pytest.Config) -> str | None:
@@ -173,6 +179,17 @@ def _settings(config: pytest.Config) -> dict[str, Any]:
         waivers = load_waivers(waivers_file, load_catalog(), side) if waivers_file else {}
     except WaiverError as e:
         raise UsageError(str(e)) from None
+    report_dir = Path(config.getoption("acp_report_dir")).resolve()
+    try:
+        report_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"--acp-report-dir: cannot create {str(report_dir)!r} ({e.strerror or e})") from None
+    if not os.access(report_dir, os.W_OK | os.X_OK):
+        raise UsageError(f"--acp-report-dir: {str(report_dir)!r} is not writable")
+    wanted = config.getoption("acp_rules", None)
+    unknown = sorted({w.strip() for w in (wanted or "").split(",") if w.strip()} - set(load_catalog()))
+    if unknown:
+        raise UsageError(f"--acp-rules: unknown rule IDs {', '.join(unknown)}")
     return {
         "side": side, "argv": argv, "env": env, "cwd": cwd, "schema": schema, "auth_method": config.getoption("acp_auth_method"),
         "timeout": _positive(config, "acp_timeout", "--acp-timeout"),
@@ -189,7 +206,7 @@ def _settings(config: pytest.Config) -> dict[str, Any]:
             "insertion_work_threshold": _positive(config, "acp_work_threshold", "--acp-work-threshold"),
             "stop_reason_required": not config.getoption("acp_stop_reason_should"),
         },
-        "report_dir": Path(config.getoption("acp_report_dir")).resolve(),
+        "report_dir": report_dir,
         "strict": bool(config.getoption("acp_strict")),
         "waivers": waivers, "waivers_file": waivers_file,
         "no_redact": bool(config.getoption("acp_no_redact", default=False)),
@@ -240,10 +257,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     wanted = config.getoption("acp_rules", None)
     if state is None or not wanted:
         return
-    ids = {w.strip() for w in wanted.split(",") if w.strip()}
-    unknown = sorted(ids - set(state.catalog))
-    if unknown:
-        raise pytest.UsageError(f"--acp-rules: unknown rule IDs {', '.join(unknown)}")
+    ids = {w.strip() for w in wanted.split(",") if w.strip()}  # known IDs: checked at configure
     keep = [i for i in items if not isinstance(i, ScenarioItem) or ids & set(i.scenario.rules)]
     dropped = [i for i in items if i not in keep]
     if dropped:

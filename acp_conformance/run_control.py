@@ -32,13 +32,20 @@ FLAKY_KEY = "acp_flaky"
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("acp-conformance", "ACP conformance suite")
-    group.addoption("--acp-timeout-multiplier", dest="acp_timeout_multiplier", default=1.0, type=float,
+    group.addoption("--acp-timeout-multiplier", dest="acp_timeout_multiplier", default=1.0,
                     metavar="F", help="scale every timeout (response, startup, test) by F for slow agents")
-    group.addoption("--acp-budget", dest="acp_budget", default=None, type=float, metavar="S",
+    group.addoption("--acp-budget", dest="acp_budget", default=None, metavar="S",
                     help="wall-clock budget of the whole run in seconds: tests that would start later are "
                          "skipped and the run ends with what it has (never conformant)")
     group.addoption("--acp-rerun-failures", dest="acp_rerun_failures", action="store_true", default=False,
                     help="rerun a failed test once, alone; one that then passes is reported flaky")
+
+
+def _number(v) -> float:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return float("nan")
 
 
 def _state(config: pytest.Config):
@@ -51,12 +58,14 @@ def pytest_configure(config: pytest.Config) -> None:
     state = _state(config)
     if state is None:
         return
-    m = config.getoption("acp_timeout_multiplier")
-    budget = config.getoption("acp_budget")
-    if m is None or not m > 0:
-        pytest.exit(f"acp-conformance: --acp-timeout-multiplier must be a positive number (got {m!r})", returncode=2)
+    # parsed here, not by argparse, so that a non-number is our usage error (exit 2)
+    m_raw, budget_raw = config.getoption("acp_timeout_multiplier"), config.getoption("acp_budget")
+    m = _number(m_raw)
+    budget = None if budget_raw is None else _number(budget_raw)
+    if not m > 0 or m == float("inf"):
+        pytest.exit(f"acp-conformance: --acp-timeout-multiplier must be a positive number (got {m_raw!r})", returncode=2)
     if budget is not None and not budget > 0:
-        pytest.exit(f"acp-conformance: --acp-budget must be a positive number of seconds (got {budget!r})",
+        pytest.exit(f"acp-conformance: --acp-budget must be a positive number of seconds (got {budget_raw!r})",
                     returncode=2)
     s = state.settings
     for key in ("timeout", "startup_timeout", "test_timeout"):

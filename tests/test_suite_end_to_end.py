@@ -116,6 +116,13 @@ def test_bad_options_are_usage_errors(tmp_path):
     assert r.returncode == 2 and "--acp-timeout" in r.output
     r = run_suite(REFERENCE_AGENT, tmp_path, f"--acp-schema={tmp_path / 'nope.json'}")
     assert r.returncode == 2 and "cannot read the ACP schema" in r.output
+    r = run_suite(REFERENCE_AGENT, tmp_path, "--acp-timeout=abc")
+    assert r.returncode == 2 and "--acp-timeout must be a positive number" in r.output
+    r = run_suite(REFERENCE_AGENT, tmp_path, "--acp-rules=PROMPT-001,NOPE-999")
+    assert r.returncode == 2 and "unknown rule IDs NOPE-999" in r.output and "ACP verdict" not in r.output
+    (tmp_path / "a-file").write_text("")
+    r = run_suite(REFERENCE_AGENT, tmp_path, f"--acp-report-dir={tmp_path / 'a-file' / 'reports'}")
+    assert r.returncode == 2 and "--acp-report-dir: cannot create" in r.output and "Traceback" not in r.output
 
 
 def test_parallel_run_gives_the_same_verdicts_as_a_serial_one(reference_run, tmp_path):
