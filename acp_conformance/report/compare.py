@@ -122,7 +122,7 @@ def render_matrix(reports: list[tuple[Path, dict[str, Any]]], out: Path) -> str:
             statuses.add(r["status"])
             cells.append(f"<td data-col='{i}' data-status='{html.escape(r['status'])}' style='background:{colour(r['status'])}'>"
                          f"<a href='{link(p, '#rule-' + rid)}' title='{html.escape(r.get('reason') or '')}'>"
-                         f"{label(r['status'])}</a></td>")
+                         f"{html.escape(label(r['status']))}</a></td>")
         body.append(f"<tr class=rule id='rule-{html.escape(rid)}' data-same='{str(len(statuses) == 1).lower()}'>"
                     f"<th class=id>{html.escape(rid)}</th><td>{html.escape(r0['level'])}</td>" + "".join(cells) +
                     f"<td class=sum title='{html.escape(r0.get('summary') or '')}'>{html.escape(_summary(r0.get('summary') or ''))}</td></tr>")

@@ -128,15 +128,18 @@ const el = (t, a, ...kids) => { const e = document.createElement(t); for (const 
 const badge = s => el('span', {class: 'st', style: 'background:' + (ST[s] ? ST[s].colour : '#000'), text: ST[s] ? ST[s].label : s});
 const BAD = ['fail', 'flaky', 'warn', 'xfail'];
 const checked = D.rules.filter(r => r.checked);
-// counts per tier (level) and status
+// counts per tier (the rule's tier in the verdict: mandatory, should, may, advisory; else its level) and status
+const TIERS = ['mandatory', 'capability', 'should', 'may', 'advisory', 'informational'];
+const tierOf = r => r.tier || r.level;
 (function counts() {
-  const levels = [...new Set(checked.map(r => r.level))].sort();
+  const rank = x => (TIERS.indexOf(x) + 1) || 99;
+  const tiers = [...new Set(checked.map(tierOf))].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
   const sts = Object.keys(ST).filter(s => checked.some(r => r.status === s));
   const t = document.getElementById('counts');
   t.append(el('tr', {}, el('th', {text: 'tier'}), ...sts.map(s => el('th', {}, badge(s))), el('th', {text: 'total'})));
-  for (const lv of [...levels, 'all']) {
-    const rs = lv === 'all' ? checked : checked.filter(r => r.level === lv);
-    t.append(el('tr', {'data-level': lv}, el('th', {text: lv}),
+  for (const tier of [...tiers, 'all']) {
+    const rs = tier === 'all' ? checked : checked.filter(r => tierOf(r) === tier);
+    t.append(el('tr', {'data-tier': tier}, el('th', {text: tier}),
       ...sts.map(s => el('td', {'data-status': s, text: String(rs.filter(r => r.status === s).length)})),
       el('td', {text: String(rs.length)})));
   }
