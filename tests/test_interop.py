@@ -1,28 +1,36 @@
-"""Interop targets: small ACP v2 agents written by us on the two official SDKs, run under the suite.
+"""Interop targets: small ACP v2 agents and clients written by us on the two official SDKs, run under the suite.
 
 The verdicts recorded in tests/interop/expected.yaml (explained in docs/interop.md) are asserted
 exactly: every checked rule listed there must have that status, every other checked rule must pass
 (or skip, for capabilities the target does not advertise). A change in the suite or in an SDK
 therefore shows up here; refresh expected.yaml and docs/interop.md together when it is intended.
 
+Agent targets run under ``--agent-cmd`` (the suite plays the client); client targets under
+``--client-cmd="CLIENT {agent}"`` (the suite plays the agent; the client launches the relay as its agent).
+
 The SDKs come from the public registries via tests/interop/install.sh; without them (no node, no
-network) these tests skip. They try the install script once (300 s timeout) before skipping.
+network) these tests skip. They try the install script once (300 s timeout) before skipping. The
+suite runs are opt-in (ACP_INTEROP=1): they take minutes.
 """
 
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
+import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import yaml
 
-from suite_run import ROOT, run_suite
+from suite_run import ROOT, SuiteRun, run_suite
 
 INTEROP = ROOT / "tests" / "interop"
 EXPECTED_FILE = INTEROP / "expected.yaml"
@@ -30,15 +38,28 @@ DOC = ROOT / "docs" / "interop.md"
 TS_SDK_VERSION = "2.4.0"
 PY_SDK_VERSION = "1.0.0rc3"
 PY_VENV_PYTHON = INTEROP / ".venv" / "bin" / "python"
+
+
+@dataclass(frozen=True)
+class Target:
+    side: str  # "agent": run under --agent-cmd; "client": under --client-cmd with {agent}
+    sdk: str  # "typescript" | "python"
+    argv: tuple[str, ...]
+
+
 TARGETS = {
-    "typescript": ["node", str(INTEROP / "ts" / "agent.mjs")],
-    "python": [str(PY_VENV_PYTHON), str(INTEROP / "py" / "agent.py")],
+    "typescript": Target("agent", "typescript", ("node", str(INTEROP / "ts" / "agent.mjs"))),
+    "python": Target("agent", "python", (str(PY_VENV_PYTHON), str(INTEROP / "py" / "agent.py"))),
+    "typescript-client": Target("client", "typescript", ("node", str(INTEROP / "ts" / "client.mjs"))),
+    "python-client": Target("client", "python", (str(PY_VENV_PYTHON), str(INTEROP / "py" / "client.py"))),
 }
 OK_STATUSES = {"pass", "skip"}
+# The Python SDK takes seconds of CPU to import (pydantic models): allow a slow start on a busy machine.
+SLOW_START = "--acp-startup-timeout=60"
 
 
 def load_expected() -> dict[str, dict[str, dict]]:
-    data = yaml.safe_load(EXPECTED_FILE.read_text())
+    data = yaml.safe_load(EXPECTED_FILE.read_text()) or {}
     return {target: data.get(target) or {} for target in TARGETS}
 
 
@@ -47,8 +68,8 @@ def statuses(entry: dict) -> list[str]:
     return [status] if isinstance(status, str) else list(status)
 
 
-def _missing(target: str) -> str | None:
-    if target == "typescript":
+def _missing(sdk: str) -> str | None:
+    if sdk == "typescript":
         if shutil.which("node") is None:
             return "node is not on PATH"
         pkg = INTEROP / "ts" / "node_modules" / "@agentclientprotocol" / "sdk" / "package.json"
@@ -66,56 +87,102 @@ def _missing(target: str) -> str | None:
     return None
 
 
-def require_target(target: str) -> None:
+def require_sdk(target: str) -> None:
     """Skip unless the target's SDK is installed; try tests/interop/install.sh once first."""
-    if _missing(target) is None:
+    sdk = TARGETS[target].sdk
+    if _missing(sdk) is None:
         return
     marker = Path(tempfile.gettempdir()) / f"acp-interop-install-tried-{os.getuid()}-{ROOT.stat().st_ino}"
     with open(str(marker) + ".lock", "w") as lock:  # xdist workers: one install at a time
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if _missing(target) is not None and not marker.exists():
+        if _missing(sdk) is not None and not marker.exists():
             marker.write_text("tried")
             try:
                 subprocess.run(["bash", str(INTEROP / "install.sh")], capture_output=True, timeout=300)
             except subprocess.TimeoutExpired:
                 pass
-    reason = _missing(target)
+    reason = _missing(sdk)
     if reason is not None:
         pytest.skip(f"interop target {target} unavailable ({reason}); run tests/interop/install.sh")
 
 
-@pytest.mark.parametrize("target", sorted(TARGETS))
-def test_interop_target_verdicts(target: str, tmp_path: Path) -> None:
-    if not os.environ.get("ACP_INTEROP"):
-        # a full suite run against an SDK agent takes minutes (the Python SDK spends seconds of CPU
-        # importing at every start): too long for the default CI budget, so it is opt-in
-        pytest.skip("interop runs are opt-in: bash tests/interop/install.sh && ACP_INTEROP=1 pytest tests/test_interop.py")
-    require_target(target)
-    expected = {rule: statuses(entry) for rule, entry in load_expected()[target].items()}
-    # The Python SDK takes seconds of CPU to import (pydantic models): allow a slow start on a busy machine.
-    run = run_suite(TARGETS[target], tmp_path, "--acp-startup-timeout=60", timeout=1800)
-    assert run.report is not None, f"no report.json was written; output:\n{run.output[-3000:]}"
-    observed = {r["id"]: r["status"] for r in run.report["rules"] if r["checked"] and r["status"] not in OK_STATUSES}
-    checked = {r["id"]: r["status"] for r in run.report["rules"] if r["checked"]}
+def run_client_suite(argv: tuple[str, ...], workdir: Path, *extra: str, timeout: float = 900) -> SuiteRun:
+    """The client suite against ``argv {agent}``, from a directory outside the repo (like suite_run.run_suite)."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    report_dir = workdir / "reports"
+    junit = workdir / "junit.xml"
+    cmd = [sys.executable, "-m", "pytest", f"--client-cmd={shlex.join(argv)} {{agent}}",
+           f"--acp-report-dir={report_dir}", f"--junitxml={junit}", "-p", "no:cacheprovider",
+           "-p", "no:hypothesispytest", "-q", *extra]
+    proc = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=timeout)
+    report_file = report_dir / "report.json"
+    report = json.loads(report_file.read_text()) if report_file.exists() else None
+    if report is not None:
+        from acp_conformance.report.schema_check import report_errors
+        errors = report_errors(report)
+        assert not errors, f"{report_file} does not match schema/report.schema.json: {errors[:5]}"
+    return SuiteRun(proc.returncode, proc.stdout + proc.stderr, report, report_dir, junit)
+
+
+def verdict_problems(report: dict, expected: dict[str, list[str]]) -> list[str]:
+    """How the checked rules' statuses in ``report`` differ from ``expected`` (unlisted: pass or skip)."""
+    checked = {r["id"]: r["status"] for r in report["rules"] if r["checked"]}
     problems = []
     for rule, status in sorted(expected.items()):
         if checked.get(rule) not in status:
             problems.append(f"{rule}: expected {'/'.join(status)}, observed {checked.get(rule, 'not checked')}")
-    for rule, status in sorted(observed.items()):
-        if rule not in expected:
+    for rule, status in sorted(checked.items()):
+        if status not in OK_STATUSES and rule not in expected:
             problems.append(f"{rule}: observed {status}, expected pass (not in expected.yaml)")
+    return problems
+
+
+@pytest.mark.parametrize("target", list(TARGETS))
+def test_interop_target_verdicts(target: str, tmp_path: Path) -> None:
+    if not os.environ.get("ACP_INTEROP"):
+        # a full suite run against an SDK target takes minutes (the Python SDK spends seconds of CPU
+        # importing at every start): too long for the default CI budget, so it is opt-in
+        pytest.skip("interop runs are opt-in: bash tests/interop/install.sh && ACP_INTEROP=1 pytest tests/test_interop.py")
+    require_sdk(target)
+    t = TARGETS[target]
+    expected = {rule: statuses(entry) for rule, entry in load_expected()[target].items()}
+    if t.side == "agent":
+        run = run_suite(list(t.argv), tmp_path, SLOW_START, timeout=1800)
+    else:
+        run = run_client_suite(t.argv, tmp_path, SLOW_START)
+    assert run.report is not None, f"no report.json was written; output:\n{run.output[-3000:]}"
+    assert run.report["target"]["side"] == t.side, run.report["target"]
+    problems = verdict_problems(run.report, expected)
     assert not problems, (
         f"interop target {target}: verdicts differ from tests/interop/expected.yaml "
         f"(refresh it and docs/interop.md if intended; report: {run.report_dir / 'report.json'}):\n  "
         + "\n  ".join(problems))
 
 
+def test_interop_expected_is_well_formed() -> None:
+    """expected.yaml names exactly the targets, valid statuses and causes, and rules of the target's side."""
+    from acp_conformance.rules.catalog import load_catalog
+    catalog = load_catalog()
+    data = yaml.safe_load(EXPECTED_FILE.read_text()) or {}
+    assert set(data) == set(TARGETS), f"expected.yaml targets {sorted(data)} != {sorted(TARGETS)}"
+    for target, rules in load_expected().items():
+        sides = {"agent", "both"} if TARGETS[target].side == "agent" else {"client", "both"}
+        for rule, entry in rules.items():
+            assert set(statuses(entry)) <= {"fail", "warn", "not-tested", "pass"}, (target, rule, entry)
+            assert statuses(entry) != ["pass"], (target, rule, "a rule that always passes is not listed")
+            assert entry.get("cause") in {"sdk", "app", "suite"}, (target, rule, entry)
+            assert str(entry.get("why", "")).strip(), (target, rule, "no why")
+            if rule in catalog:  # SCHEMA-001 and the like are the project's own
+                assert catalog[rule].side in sides, (target, rule, catalog[rule].side)
+
+
 def test_interop_doc_shows_expected() -> None:
-    """docs/interop.md shows the same table as tests/interop/expected.yaml (the one source of data)."""
+    """docs/interop.md shows the same tables as tests/interop/expected.yaml (the one source of data)."""
+    names = "|".join(sorted(TARGETS, key=len, reverse=True))
     rows = set()
     for line in DOC.read_text().splitlines():
-        m = re.match(r"\|\s*(typescript|python)\s*\|\s*`?([A-Z]+-\d+)`?\s*\|\s*([a-z/-]+)\s*\|\s*([a-z]+)\s*\|", line)
+        m = re.match(rf"\|\s*({names})\s*\|\s*`?([A-Z]+-\d+)`?\s*\|\s*([a-z/-]+)\s*\|\s*([a-z]+)\s*\|", line)
         if m:
             rows.add(m.groups())
     data = {(t, rule, "/".join(statuses(e)), e["cause"]) for t, rules in load_expected().items() for rule, e in rules.items()}
-    assert rows == data, f"docs/interop.md table and expected.yaml differ: doc-only {rows - data}, yaml-only {data - rows}"
+    assert rows == data, f"docs/interop.md tables and expected.yaml differ: doc-only {rows - data}, yaml-only {data - rows}"

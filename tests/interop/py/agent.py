@@ -152,15 +152,26 @@ class InteropAgent:
         session.record["history"].append(user_message)
         session.record.setdefault("title", " ".join(b.get("text", "") for b in blocks)[:60])
         session.save()
-        await self.update(session, user_message)
         text = "\n".join(b["text"] for b in blocks if b["type"] == "text")
-        # The SDK sends the response when this handler returns; the turn runs in its own task.
-        session.turn = asyncio.create_task(self.run_turn(session, text))
+        # The turn runs in its own task, set before the first await so that no held prompt starts
+        # meanwhile, and held back until the user_message is written. The SDK sends the response
+        # when the handler returns, from another task: `running` may precede it.
+        inserted = asyncio.Event()
+        session.turn = asyncio.create_task(self.run_turn(session, text, inserted))
+        try:
+            await self.update(session, user_message)
+        except asyncio.CancelledError:
+            # $/cancel_request: the SDK cancels this handler's task at whatever await it has reached
+            # (and would answer -32800). The user_message is already queued, so the prompt is
+            # inserted: answer with its cancellation result, the messageId.
+            pass
+        inserted.set()
         return {"messageId": message_id}
 
-    async def run_turn(self, session: Session, text: str) -> None:
+    async def run_turn(self, session: Session, text: str, inserted: asyncio.Event) -> None:
         agent_id, chunks, stop, error = new_id("msg_"), [], "end_turn", None
         try:
+            await inserted.wait()
             await self.update(session, {"sessionUpdate": "state_update", "state": "running"})
             if "fail" in text.lower():
                 raise RuntimeError("Simulated failure: the prompt asked to fail")
