@@ -57,3 +57,27 @@ def test_scalar_shorthand():
     assert scn.steps[1].args == {"session": "$s"}
     assert scn.steps[2].args == {"seconds": 0.1}
     Path(fh.name).unlink()
+
+
+def test_steps_guarded_by_if_saved_are_left_out_when_nothing_was_saved(tmp_path):
+    """An optional await that times out saves nothing; the steps that need its value are left out
+    (a note in the transcript), not a harness error; with the value saved they run."""
+    import sys
+
+    import anyio
+
+    from acp_conformance.scenarios.runner import Runner, RunSettings, TargetSpec
+    f = tmp_path / "guard.yaml"
+    f.write_text("name: guard\nrules: [PROMPT-001]\nsteps:\n"
+                 "  - initialize: {}\n  - new_session: {save: s}\n"
+                 "  - await: {update: {session: $s, kind: terminal_update}, save: t, optional: true, timeout: 0.3}\n"
+                 "  - request: {method: terminal/cancel, params: {sessionId: $s, terminalId: $t.params.update.terminalId},"
+                 " if_saved: t}\n"
+                 "  - request: {method: session/list, params: {}, if_saved: s}\n")
+    scn, = load_file(f, set(load_catalog()))
+    result = anyio.run(Runner(scn, TargetSpec([sys.executable, "-m", "acp_conformance.reference.agent"]),
+                              RunSettings(timeout=5, startup_timeout=15, test_timeout=30), tmp_path).run)
+    assert result.error is None and result.harness_error is None, (result.error, result.harness_error)
+    sent = [fr.msg.get("method") for fr in result.transcript.frames if fr.direction == "sent" and fr.msg]
+    assert "terminal/cancel" not in sent and "session/list" in sent
+    assert any("left out: $t was not saved" in str(fr.detail) for fr in result.transcript.frames if fr.event)

@@ -126,6 +126,8 @@ def compute(catalog: dict[str, Rule], findings: Iterable[Finding], checked: set[
         is_checked = rule.id in checked
         if counted:
             status, reason = worst(counted), ""
+            if status == NOT_TESTED:  # say why: what the monitor saw, and what would exercise the rule
+                reason = next(f.message for f in fs if _level_status(rule, f.status) == NOT_TESTED)
         elif tests and all(t in skipped_tests for t in bound_tests.get(rule.id, [])) and bound_tests.get(rule.id):
             status = SKIP
             reason = "; ".join(sorted({skipped_tests[t] for t in bound_tests[rule.id]}))

@@ -31,6 +31,9 @@ STEPS: dict[str, set[str]] = {
     "note": {"text"},
     "set_config": {"session", "pick", "to", "save"},
 }
+# keys every step takes: `if_saved: t` runs the step only when an earlier step saved $t (an optional
+# await that timed out saves nothing, and what depends on it is then left out, not a harness error)
+COMMON_KEYS = {"if_saved"}
 # a step may be written `cancel: s` instead of `cancel: {session: s}`
 SCALAR_KEY = {"cancel": "session", "close": "session", "raw": "line", "settle": "seconds",
               "note": "text", "await": "response"}
@@ -82,7 +85,7 @@ def _step(path: Path, name: str, i: int, raw: Any) -> Step:
         if kind not in SCALAR_KEY:
             raise _fail(path, where, f"{kind} takes a mapping of {', '.join(sorted(STEPS[kind]))}")
         args = {SCALAR_KEY[kind]: args}
-    unknown = set(args) - STEPS[kind]
+    unknown = set(args) - STEPS[kind] - COMMON_KEYS
     if unknown:
         raise _fail(path, where, f"{kind} does not take {', '.join(sorted(unknown))} "
                                  f"(it takes {', '.join(sorted(STEPS[kind]))})")

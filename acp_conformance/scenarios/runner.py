@@ -245,9 +245,16 @@ class Runner:
 
     async def step(self, step: Step) -> None:
         handler = getattr(self, "_step_" + step.kind)
+        args = step.args
+        if "if_saved" in args:
+            name = str(args["if_saved"]).lstrip("$")
+            if self.vars.get(name) is None:
+                self.transcript.event(EV_NOTE, text=f"{step.describe()} left out: ${name} was not saved")
+                return
+            args = {k: v for k, v in args.items() if k != "if_saved"}
         if self.peer is None and step.kind != "restart":
             raise ScenarioAbort(f"{step.describe()}: the target is not connected")
-        await handler(self.resolve(step.args), step)
+        await handler(self.resolve(args), step)
 
     def _timeout(self, override: Any = None) -> float:
         if override is not None:
