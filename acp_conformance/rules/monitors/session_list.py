@@ -143,6 +143,12 @@ class SessionListMonitor(ConnMonitor):
                 self.pass_few("LIST-005", f"{label}: the invalid cursor was rejected with -32602.", [m, m.request])
             return
         if not m.ok:
+            if "cursor" in p and cursor is None and m.error is not None:
+                # null is the first page, as omitted is (a filter it cannot serve would still be an error,
+                # hence only when the request carries nothing else that could be refused)
+                if all(v is None for k, v in p.items() if k != "_meta"):
+                    self.failed("LIST-004", f"{label}: a null cursor (the first page) was refused with "
+                                f"{js(m.error, 120)}.", fr([m, m.request]))
             return
         r = m.result
         sessions = r.get("sessions") if isinstance(r, dict) else None
@@ -201,8 +207,8 @@ class SessionListMonitor(ConnMonitor):
         if has_cap is False:
             if m.error_code == NO_METHOD:
                 self.pass_few("DELETE-003", f"{label} without session.delete advertised: -32601.", [m, m.request])
-            elif m.ok:
-                self.warned("DELETE-003", f"{label} succeeded although session.delete is not advertised.", fr([m, m.request]))
+            elif m.ok:  # a capability-gated method that was not advertised is not served
+                self.failed("DELETE-003", f"{label} succeeded although session.delete is not advertised.", fr([m, m.request]))
             else:
                 self.warned("DELETE-003", f"{label} without session.delete advertised got {js(m.error_code)}, "
                             "not -32601.", fr([m, m.request]))
