@@ -81,6 +81,11 @@ def test_update_with_id_and_missing_message_id_fail():
     ({"sessionUpdate": "usage_update", "used": 5, "size": 10}, "UPDATE-006", PASS),
     ({"sessionUpdate": "usage_update", "used": -1, "size": 10}, "UPDATE-006", FAIL),
     ({"sessionUpdate": "usage_update", "used": 1, "size": 10, "cost": {"amount": "1"}}, "UPDATE-006", FAIL),
+    ({"sessionUpdate": "usage_update", "used": 500000, "size": 1000}, "UPDATE-006", WARN),
+    ({"sessionUpdate": "plan_update", "plan": {"type": "file", "planId": "p", "uri": "file:///w/PLAN.md"}},
+     "UPDATE-007", PASS),
+    ({"sessionUpdate": "plan_update", "plan": {"type": "file", "planId": "p", "uri": "plans/PLAN.md"}},
+     "UPDATE-007", FAIL),
     ({"sessionUpdate": "plan_update", "plan": {"type": "items", "planId": "p", "entries": [
         {"content": "a", "priority": "high", "status": "pending"}]}}, "UPDATE-007", PASS),
     ({"sessionUpdate": "plan_update", "plan": {"type": "items", "entries": []}}, "UPDATE-007", FAIL),
@@ -202,6 +207,22 @@ def test_config_well_formed():
     f = run(init() + new(1, "s1", configOptions=cfg())
             + A(upd("s1", {"sessionUpdate": "config_option_update", "configOptions": cfg()[:1]})) + "\n")
     assert WARN in st(f, "CONFIG-006")
+
+
+def test_a_delta_update_does_not_make_the_left_out_option_unknown():
+    """After a config_option_update that lists only `mode` (a delta, CONFIG-006 warns), a valid set of
+    `verbose` is not an "unknown configId" (CONFIG-002): the option may only be missing from the delta."""
+    t = (init() + new(1, "s1", configOptions=cfg())
+         + A(upd("s1", {"sessionUpdate": "config_option_update", "configOptions": cfg(mode="code")[:1]})) + "\n"
+         + req(2, "session/set_config_option", {"sessionId": "s1", "configId": "verbose", "type": "boolean",
+                                                 "value": True})
+         + ok(2, {"configOptions": cfg(mode="code", verbose=True)}))
+    f = run(t)
+    assert FAIL not in st(f, "CONFIG-002") and WARN in st(f, "CONFIG-006")
+    # once the option is listed again it is judged as usual
+    t2 = t + (req(3, "session/set_config_option", {"sessionId": "s1", "configId": "nope", "type": "id", "value": "x"})
+              + ok(3, {"configOptions": cfg(mode="code", verbose=True)}))
+    assert FAIL in st(run(t2), "CONFIG-002")
 
 
 # -- list and delete ---------------------------------------------------------------------------------

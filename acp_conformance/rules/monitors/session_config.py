@@ -92,6 +92,8 @@ class SessionConfigMonitor(ConnMonitor):
         state: dict[str, dict[str, Any]] = {}  # sessionId -> {configId: currentValue}
         lists: dict[str, list[Any]] = {}  # sessionId -> last full list
         watch: list[tuple[Msg, str, dict[str, Any], str]] = []  # rejected sets to confirm: (resp, sid, before, rule)
+        # options a config_option_update left out: gone, or only missing from a delta; sets on them are not judged
+        vanished: dict[str, set[str]] = {}
         for m in log.msgs:
             if m.direction != RECEIVED:
                 continue
@@ -103,7 +105,8 @@ class SessionConfigMonitor(ConnMonitor):
                     opts, src = m.result.get("configOptions"), f"{m.method} result"
                 elif m.method == "session/set_config_option":
                     sid = req.session_id
-                    self._judge_set(m, req, state.get(sid) if isinstance(sid, str) else None, watch)
+                    self._judge_set(m, req, state.get(sid) if isinstance(sid, str) else None, watch,
+                                    vanished.get(sid, set()))
                     if m.ok and isinstance(m.result, dict):
                         opts, src = m.result.get("configOptions"), "set_config_option result"
             else:
@@ -120,6 +123,7 @@ class SessionConfigMonitor(ConnMonitor):
                 prev = state.get(sid)
                 if prev is not None:
                     gone = sorted(set(prev) - set(new))
+                    vanished.setdefault(sid, set()).update(gone)
                     if gone:
                         self.warned("CONFIG-006", f"{where} lists {sorted(new)}; option(s) {gone} of the previous "
                                     "list are missing (a delta instead of the complete state?).", fr([m]))
@@ -139,6 +143,7 @@ class SessionConfigMonitor(ConnMonitor):
                                 f"{', '.join(f'{k}: {js(before[k])} -> {js(new[k])}' for k in changed)}.",
                                 fr([m, resp]))
             state[sid], lists[sid] = new, opts
+            vanished.get(sid, set()).difference_update(new)
 
     def _validate(self, m: Msg, opts: list[Any], where: str) -> None:
         self.lists += 1
@@ -154,7 +159,8 @@ class SessionConfigMonitor(ConnMonitor):
         elif opts:
             self.pass_few("CONFIG-005", f"{where}: configIds {js(ids, 120)} are unique.", [m])
 
-    def _judge_set(self, m: Msg, req: Msg, before: dict[str, Any] | None, watch: list) -> None:
+    def _judge_set(self, m: Msg, req: Msg, before: dict[str, Any] | None, watch: list,
+                   vanished: set[str]) -> None:
         p = req.params if isinstance(req.params, dict) else {}
         cid, vtype, value = p.get("configId"), p.get("type"), p.get("value")
         label = f"set_config_option {js({k: p.get(k) for k in ('configId', 'type', 'value')}, 140)} (t={req.t:.2f})"
@@ -162,6 +168,10 @@ class SessionConfigMonitor(ConnMonitor):
             return  # an unknown session (ERR-001) or one whose options were never seen
         known = cid in before
         cur = before.get(cid)
+        if not known and cid in vanished:
+            self.noted("CONFIG-002", f"{label} names an option that the last config_option_update left out (gone, "
+                       "or only missing from a delta): not judged.", fr([m, req]))
+            return
         if not known:
             rule, why = "CONFIG-002", "an unknown configId"
         elif (isinstance(cur, bool) and vtype != "boolean") or (isinstance(cur, str) and vtype != "id"):

@@ -309,6 +309,10 @@ class SessionUpdateMonitor(ConnMonitor):
                                          and not isinstance(cost.get("amount"), bool)
                                          and isinstance(cost.get("currency"), str)):
                 bad.append(f"cost {js(cost, 80)} is not {{amount: number, currency: string}}")
+            if not bad and upd["used"] > upd["size"]:  # odd, but the context may overflow: a warning
+                self.warned("UPDATE-006", f"{where}: used {upd['used']} is more than the window size {upd['size']}.",
+                            fr([m]))
+                return
             self._verdict("UPDATE-006", where, bad, m)
         elif kind == "plan_update":
             self.bump("UPDATE-007")
@@ -333,6 +337,8 @@ class SessionUpdateMonitor(ConnMonitor):
                             bad.append(f"plan entry status {js(e.get('status'))} is not defined")
                 if t == "file" and not isinstance(plan.get("uri"), str):
                     bad.append("file plan without a uri")
+                elif t == "file" and not re.match(r"^([A-Za-z][A-Za-z0-9+.-]*:|/)", plan["uri"]):
+                    bad.append(f"file plan uri {js(plan['uri'])} is not absolute")
             self._verdict("UPDATE-007", where, bad, m)
         elif kind == "available_commands_update":
             self.bump("UPDATE-008")

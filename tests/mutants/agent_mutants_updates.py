@@ -1,0 +1,166 @@
+"""Mutants of the session/update shape rules (UPDATE-001..012 without 004/005) and of the content
+rules CONTENT-002/003.
+
+The reference agent never sends usage, plan, command, session-info, notice, compaction or subagent
+updates, nor icons or annotations, so most mutants here add ONE such update, malformed in the way
+their rule forbids, right after the ``state_update running`` of every turn (``report_running``): the
+session is known, a turn is running, and nothing else about the exchange changes. Each subclasses
+``ReferenceAgent`` and overrides one method; ``MUTANTS`` maps a name to (the rules the suite must
+flag, the class). Merged into agent_mutants.MUTANTS automatically.
+
+The schema monitor also sees every malformed known variant (UPDATE-003), but it defers to the
+specific rule that failed the same frame, so each mutant is flagged for its own rule only.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+if _ROOT not in sys.path:
+    sys.path.insert(0, _ROOT)
+
+from acp_conformance.reference.agent import ReferenceAgent, new_id  # noqa: E402
+
+
+# -- the envelope and the variant set ------------------------------------------------------------
+
+class Update001(ReferenceAgent):
+    """Each turn also sends a session/update *request* (with an id) for a thought, not a notification.
+
+    (The ``running`` notification itself stays: a session/update request is invisible to the lifecycle
+    monitors, so turning that one into a request would also fail PROMPT-011.)
+    """
+
+    def report_running(self, session):
+        super().report_running(session)
+        if not session.closed:
+            self.send_request("session/update", {"sessionId": session.id, "update": {
+                "sessionUpdate": "agent_thought_chunk", "messageId": new_id("msg_"),
+                "content": {"type": "text", "text": "Looking at the prompt."}}})
+
+
+class Update002(ReferenceAgent):
+    """Mints a custom variant without the `_` prefix (``progress_update``) in every turn."""
+
+    def report_running(self, session):
+        super().report_running(session)
+        self.send_update(session, {"sessionUpdate": "progress_update", "percent": 0})
+
+
+class Update003(ReferenceAgent):
+    """An available_commands_update without its required ``availableCommands`` list in every turn.
+
+    (A required field that no variant-specific rule checks, so only the schema rule UPDATE-003 sees it.)
+    """
+
+    def report_running(self, session):
+        super().report_running(session)
+        self.send_update(session, {"sessionUpdate": "available_commands_update"})
+
+
+# -- the optional variants -----------------------------------------------------------------------
+
+class Update006(ReferenceAgent):
+    """usage_update with a negative ``used`` token count."""
+
+    def report_running(self, session):
+        super().report_running(session)
+        self.send_update(session, {"sessionUpdate": "usage_update", "used": -120, "size": 200000})
+
+
+class Update007(ReferenceAgent):
+    """plan_update whose entry has priority ``urgent`` (not high/medium/low or `_`)."""
+
+    def report_running(self, session):
+        super().report_running(session)
+        self.send_update(session, {"sessionUpdate": "plan_update", "plan": {
+            "type": "items", "planId": "plan_1",
+            "entries": [{"content": "Answer the prompt", "priority": "urgent", "status": "in_progress"}]}})
+
+
+class Update008(ReferenceAgent):
+    """available_commands_update whose command name has a leading slash."""
+
+    def report_running(self, session):
+        super().report_running(session)
+        self.send_update(session, {"sessionUpdate": "available_commands_update", "availableCommands": [
+            {"type": "command", "name": "/review", "description": "Review the current changes"}]})
+
+
+class Update009(ReferenceAgent):
+    """session_info_update whose ``updatedAt`` is not an RFC 3339 date-time."""
+
+    def report_running(self, session):
+        super().report_running(session)
+        self.send_update(session, {"sessionUpdate": "session_info_update", "updatedAt": "just now"})
+
+
+class Update010(ReferenceAgent):
+    """A notice with an undefined severity (``critical``)."""
+
+    def report_running(self, session):
+        super().report_running(session)
+        self.send_update(session, {"sessionUpdate": "notice", "severity": "critical",
+                                   "title": "Context window almost full"})
+
+
+class Update011(ReferenceAgent):
+    """A compaction that completes, then gets a summary chunk after its terminal status."""
+
+    def report_running(self, session):
+        super().report_running(session)
+        cid = new_id("cmp_")
+        self.send_update(session, {"sessionUpdate": "compaction_update", "compactionId": cid, "status": "in_progress"})
+        self.send_update(session, {"sessionUpdate": "compaction_update", "compactionId": cid, "status": "completed"})
+        self.send_update(session, {"sessionUpdate": "compaction_summary_chunk", "compactionId": cid,
+                                   "content": {"type": "text", "text": "Summary of the earlier turns."}})
+
+
+class Update012(ReferenceAgent):
+    """A session_message from a child session that no subagent_update ever announced."""
+
+    def report_running(self, session):
+        super().report_running(session)
+        self.send_update(session, {"sessionUpdate": "session_message", "messageId": new_id("msg_"),
+                                   "senderSessionId": "sess_child_unannounced", "recipientSessionId": session.id,
+                                   "content": [{"type": "text", "text": "Child finished its search."}]})
+
+
+# -- content blocks ------------------------------------------------------------------------------
+
+class Content002(ReferenceAgent):
+    """A thought chunk holding a resource_link whose icon src is plain http:."""
+
+    def report_running(self, session):
+        super().report_running(session)
+        self.send_update(session, {"sessionUpdate": "agent_thought_chunk", "messageId": new_id("msg_"), "content": {
+            "type": "resource_link", "uri": "https://example.com/docs/guide", "name": "guide",
+            "icons": [{"src": "http://example.com/favicon.png", "mimeType": "image/png"}]}})
+
+
+class Content003(ReferenceAgent):
+    """A thought chunk whose text block has annotations.priority 3 (outside 0..1)."""
+
+    def report_running(self, session):
+        super().report_running(session)
+        self.send_update(session, {"sessionUpdate": "agent_thought_chunk", "messageId": new_id("msg_"), "content": {
+            "type": "text", "text": "Thinking about the prompt.",
+            "annotations": {"priority": 3, "audience": ["user"]}}})
+
+
+MUTANTS = {
+    "update-001": (("UPDATE-001",), Update001),
+    "update-002": (("UPDATE-002",), Update002),
+    "update-003": (("UPDATE-003",), Update003),
+    "update-006": (("UPDATE-006",), Update006),
+    "update-007": (("UPDATE-007",), Update007),
+    "update-008": (("UPDATE-008",), Update008),
+    "update-009": (("UPDATE-009",), Update009),
+    "update-010": (("UPDATE-010",), Update010),
+    "update-011": (("UPDATE-011",), Update011),
+    "update-012": (("UPDATE-012",), Update012),
+    "content-002": (("CONTENT-002",), Content002),
+    "content-003": (("CONTENT-003",), Content003),
+}
