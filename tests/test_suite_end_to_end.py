@@ -60,6 +60,25 @@ def test_report_and_junit_are_written(reference_run):
     assert "acp_findings" not in r.junit.read_text()
 
 
+# checked MUST rules that no agent can break alone in a way the suite may call a failure, with the reason
+UNBREAKABLE = {
+    "CONFIG-006": "completeness of a config_option_update cannot be proven black-box: an option may legitimately "
+                  "go away, so a vanished option only warns (tests/mutants/agent_mutants_lifecycle2.py UNFLAGGED)",
+}
+
+
+def test_every_checked_must_rule_has_a_mutant():
+    """A check that cannot fail is a defect: each checked MUST rule is broken by some mutant (or listed above)."""
+    from acp_conformance.rules.catalog import load_catalog
+    from acp_conformance.rules.monitors import checked_on
+    catalog = load_catalog()
+    musts = {r for r in checked_on("agent") if catalog[r].side in ("agent", "both")
+             and catalog[r].tier in ("mandatory", "advisory")}
+    broken = {rule for rules, _ in MUTANTS.values() for rule in rules}
+    assert musts - broken <= set(UNBREAKABLE), sorted(musts - broken - set(UNBREAKABLE))
+    assert not set(UNBREAKABLE) & broken, "listed as unbreakable, yet a mutant breaks it"
+
+
 @pytest.mark.parametrize("name", sorted(n for n in MUTANTS if n not in HOSTILE))
 def test_mutant_is_flagged_for_its_rule(name, tmp_path):
     rules, _cls = MUTANTS[name]
