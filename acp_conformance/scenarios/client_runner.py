@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import anyio
 
-from ..wire.peer import Peer, Pending, WaitTimeout
+from ..wire.peer import Peer, Pending, TargetGone, WaitTimeout
 from ..wire.socket_transport import SocketTransport, uses_placeholder
 from ..wire.transcript import EV_NOTE, EV_TIMEOUT, RECEIVED, Frame, Transcript
 from ..wire.transport import TargetClosed, TargetError, Transport, describe_exit
@@ -156,8 +156,8 @@ class ClientRunner:
                 await self._act(st, method, params, env)
             if not env["answered"]:
                 await self._act(Step("respond", {}, 0), method, params, env)
-        except TargetClosed:
-            pass
+        except (TargetClosed, TargetGone):
+            pass  # the client went away mid-script: its end is in the transcript, judged there
         finally:
             self.busy -= 1
             self._wake()
