@@ -227,7 +227,7 @@ class SocketTransport(Transport):
                 await self.stream.aclose()
             except (OSError, anyio.BrokenResourceError):
                 pass
-        for stream in (self.process.stdout, self.process.stderr):
+        for stream in (self.process.stdin, self.process.stdout, self.process.stderr):  # stdin: unused, still a pipe
             try:
                 if stream is not None:
                     await stream.aclose()
