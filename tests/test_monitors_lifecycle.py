@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from acp_conformance.rules.findings import FAIL, NOT_TESTED, PASS, WARN
+from acp_conformance.rules.findings import FAIL, INFO, NOT_TESTED, PASS, WARN
 from acp_conformance.rules.monitors import RULES_CHECKED
-from test_monitors import INIT2, bad, change, run, upd
+from test_monitors import INIT2, bad, change, run, statuses, upd
 
 LIFECYCLE = {r for r, cls in RULES_CHECKED.items()
              if cls in ("CloseLifecycleMonitor", "StateLifecycleMonitor", "ResumeLifecycleMonitor",
@@ -307,3 +307,85 @@ def test_not_observable_list():
     p = Path(__file__).resolve().parents[1] / "acp_conformance/rules/not_observable_lifecycle.json"
     data = json.loads(p.read_text())
     assert data and not set(data) & set(RULES_CHECKED)
+
+
+# --- resumes of one session that overlap (resume-cursors-and-replay against the Python SDK agent) --
+
+def _resume_test(*after_restart):
+    """A session with one turn of history, then a new connection with the given frames."""
+    return "\n".join([
+        INIT2, req(1, "session/new", {"cwd": "/p"}), ok(1, {"sessionId": "s1"}),
+        prompt(2, "s1", "see file"), user("s1", "u1", "see file"), ok(2, {"messageId": "u1"}), st("s1", "running"),
+        U("s1", {"sessionUpdate": "agent_message", "messageId": "a1", "content": [{"type": "text", "text": "ok"}]}),
+        st("s1", "idle", stopReason="end_turn"),
+        "@start", INIT2, *after_restart])
+
+
+def _replay(sid="s1"):
+    return [user(sid, "u1", "see file"),
+            U(sid, {"sessionUpdate": "agent_message", "messageId": "a1", "content": [{"type": "text", "text": "ok"}]}),
+            U(sid, {"sessionUpdate": "replay_complete"}), st(sid, "idle")]
+
+
+def _bad(i, cursor):
+    return req(f"resume-bad-{i}", "session/resume", {"sessionId": "s1", "cwd": "/p", "replayFrom": cursor})
+
+
+def _by(findings, rule, status):
+    return [f for f in findings if f.rule == rule and f.status == status]
+
+
+def test_malformed_cursors_written_back_to_back_are_each_judged_and_overlap_is_informational():
+    # the frames of the Python SDK agent (1.0.0rc3): {} becomes a replay from the start, "start" and {type: 7} a
+    # resume without replay; all three succeed. resume-bad-2's state_update precedes resume-bad-1's replay_complete
+    # and resume-bad-2 is answered right after it: before, RESUME-003 failed for resume-bad-2 ("no state_update
+    # between the replay_complete and the response") and no cursor was judged by RESUME-007.
+    s = _resume_test(
+        _bad(1, {}), _bad(2, "start"),
+        st("s1", "idle"), *_replay()[:3], ok("resume-bad-2", {"configOptions": []}),
+        st("s1", "idle"), ok("resume-bad-1", {"configOptions": []}),
+        _bad(3, {"type": 7}), st("s1", "idle"), ok("resume-bad-3", {"configOptions": []}),
+    )
+    findings = run(s)
+    # RESUME-007: every malformed cursor that was accepted fails, each under its own request id
+    fails007 = _by(findings, "RESUME-007", FAIL)
+    assert sorted(f.message.split(" ")[1] for f in fails007) == \
+        ['id="resume-bad-1"', 'id="resume-bad-2"', 'id="resume-bad-3"'], [f.message for f in fails007]
+    # the updates cannot be attributed: nothing else fails, the overlap is reported as information
+    assert bad(findings) == {"RESUME-007"}, [(f.rule, f.status, f.message) for f in findings if f.status in (FAIL, WARN)]
+    assert not [f for f in findings if f.rule in ("RESUME-002", "RESUME-003") and f.status != INFO]
+    notes = _by(findings, "RESUME-004", INFO)
+    assert notes and all("overlapped another resume" in f.message for f in notes)
+
+
+def test_malformed_cursors_answered_one_by_one():
+    accepted = _resume_test(
+        _bad(1, {}), *_replay(), ok("resume-bad-1", {}),
+        _bad(2, "start"), st("s1", "idle"), ok("resume-bad-2", {}),
+        _bad(3, {"type": 7}), st("s1", "idle"), ok("resume-bad-3", {}))
+    findings = run(accepted)
+    assert len(_by(findings, "RESUME-007", FAIL)) == 3
+    assert bad(findings) == {"RESUME-007"}
+    assert len(_by(findings, "RESUME-004", PASS)) >= 1  # a successful resume, whatever its cursor, has its state
+    assert not [f for f in findings if f.rule in ("RESUME-002", "RESUME-003", "RESUME-005")]  # not a cursor
+    rejected = _resume_test(
+        _bad(1, {}), err("resume-bad-1", -32602), _bad(2, "start"), err("resume-bad-2", -32602),
+        _bad(3, {"type": 7}), err("resume-bad-3", -32602))
+    findings = run(rejected)
+    assert statuses(findings, "RESUME-007") == [PASS] * 3
+    assert not bad(findings)
+
+
+def test_overlapping_replays_are_not_misattributed():
+    # two resumes from the start, the second sent before the first is answered: each is replayed in turn.
+    # Before: the first replay_complete counted for both, so the second "had two" (RESUME-002 fail).
+    r1 = req(50, "session/resume", {"sessionId": "s1", "cwd": "/p", "replayFrom": {"type": "start"}})
+    r2 = req(51, "session/resume", {"sessionId": "s1", "cwd": "/p", "replayFrom": {"type": "start"}})
+    findings = run(_resume_test(r1, r2, *_replay(), ok(50, {}), *_replay(), ok(51, {})))
+    assert not bad(findings), [(f.rule, f.status, f.message) for f in findings if f.status in (FAIL, WARN)]
+    for rule in ("RESUME-002", "RESUME-003", "RESUME-001"):
+        assert INFO in statuses(findings, rule) and PASS not in statuses(findings, rule), rule
+    # what holds whatever the attribution is still judged: no replay_complete at all in a window fails
+    no_marker = [x for x in _replay() if "replay_complete" not in x]
+    findings = run(_resume_test(r1, r2, *no_marker, ok(50, {}), *no_marker, ok(51, {})))
+    assert len(_by(findings, "RESUME-002", FAIL)) == 2

@@ -36,17 +36,24 @@ class InitializeMonitor(ConnMonitor):
         super().__init__(ctx)
         self._first: dict[int, bool] = {}  # id(request) -> no successful initialize before it on the connection
         self._initialized: set[int] = set()
+        self._sent: dict[int, list[Msg]] = {}  # connection -> its initialize requests, in order
 
     def on_msg(self, log: ConnLog, m: Msg) -> None:
         if m.direction == SENT and m.kind == REQUEST and m.method == "initialize":
             self._first[id(m)] = log.conn not in self._initialized
+            self._sent.setdefault(log.conn, []).append(m)
             return
         if m.direction != RECEIVED or m.kind != RESPONSE or m.duplicate or m.request is None:
             return
         rq = m.request
         if rq.method != "initialize":
             return
-        first = self._first.get(id(rq), True)
+        # initializes written before this one: one that succeeded (even if answered after this one was written)
+        # made this a repeat; one not yet answered when this one was written overlaps it (an error may then be
+        # about the overlap: some agents refuse an initialize while another is in progress)
+        earlier = [x for x in self._sent.get(log.conn, []) if x.order < rq.order]
+        first = self._first.get(id(rq), True) and not any(r.ok for x in earlier for r in x.responses)
+        overlapped = [x for x in earlier if not any(r.order < rq.order for r in x.responses)]
         if m.ok:
             self._initialized.add(log.conn)
         p = rq.params if isinstance(rq.params, dict) else {}
@@ -88,7 +95,11 @@ class InitializeMonitor(ConnMonitor):
                            frames)
             return
         code = m.error_code
-        if V2 <= P and well_formed:
+        if V2 <= P and well_formed and overlapped:
+            self.noted("INIT-001", f"{label} was answered with error {js(code)}, but it was written while initialize "
+                       f"id={js(overlapped[0].id)} was still unanswered: the error may be about that overlap.",
+                       fr([m, rq, overlapped[0]]))
+        elif V2 <= P and well_formed:
             self.failed("INIT-001", f"{label} was answered with error {js(code)}; a v2 agent answers with "
                         "protocolVersion 2.", frames)
         if P < V2:  # for P >= 2 an error is INIT-001's failure alone

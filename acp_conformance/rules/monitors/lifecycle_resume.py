@@ -5,7 +5,12 @@ without replayFrom, unsupported cursors rejected, array-valued result members.
 content of the live user_message), agent messages/thoughts and tool calls, by id. A replayed user
 message "is" a live one when its content equals the live content (PROMPT-007). A resume window
 is the time between a session/resume request and its response; the updates in it for the session are
-the replay. The monitor is a plain ``Monitor`` (not per connection) because history crosses restarts.
+the replay. The monitor keeps its own state across connections because history crosses restarts.
+
+Each resume is tracked by its own request. When several resumes of one session are in flight on a
+connection at once, each update in between goes to all of them and cannot be attributed: a finding
+that depends on the attribution is then informational. What the response alone shows (a malformed
+cursor accepted, the shape of the result) is judged whatever the overlap.
 """
 
 from __future__ import annotations
@@ -50,6 +55,12 @@ class _R:
     users: dict = field(default_factory=dict)
     after: list[Msg] = field(default_factory=list)  # history updates after the response, before new work
     after_open: bool = True
+    overlaps: list["_R"] = field(default_factory=list)  # resumes of the session in flight at the same time
+
+    def overlap_note(self, label: str) -> str:
+        ids = ", ".join(f"id={js(o.req.id)}" for o in self.overlaps)
+        return (f"{label} overlapped another resume of the session on this connection ({ids}: one was sent before "
+                "the other was answered), so the session's updates in between cannot be attributed to one of them")
 
 
 class ResumeLifecycleMonitor(ConnMonitor):
@@ -69,7 +80,7 @@ class ResumeLifecycleMonitor(ConnMonitor):
         super().__init__(ctx)
         self.hist: dict[str, _Hist] = {}
         self.resumes: list[_R] = []
-        self.open: dict[tuple[int, str], _R] = {}
+        self.open: dict[int, _R] = {}  # id() of the request -> the resume awaiting its response
         self.prompts: dict[int, tuple[str, Any]] = {}
 
     def on_msg(self, log: ConnLog, m: Msg) -> None:
@@ -82,8 +93,11 @@ class ResumeLifecycleMonitor(ConnMonitor):
                     for o in self.resumes:
                         if o.sid == r.sid:
                             o.after_open = False
+                    for o in self._open_for(m.conn, r.sid):
+                        o.overlaps.append(r)
+                        r.overlaps.append(o)
                     self.resumes.append(r)
-                    self.open[(m.conn, m.session_id)] = r
+                    self.open[id(m)] = r
                 elif m.method == "session/prompt":
                     self.prompts[id(m)] = (m.session_id, m.params.get("prompt"))
             return
@@ -94,8 +108,8 @@ class ResumeLifecycleMonitor(ConnMonitor):
             if rq is None or m.duplicate:
                 return
             if rq.method == "session/resume":
-                r = self.open.pop((m.conn, rq.session_id), None)
-                if r is not None and r.req is rq:
+                r = self.open.pop(id(rq), None)
+                if r is not None:
                     r.resp = m
             elif rq.method == "session/prompt" and m.ok and isinstance(m.result, dict) and id(rq) in self.prompts:
                 sid, content = self.prompts[id(rq)]
@@ -107,9 +121,10 @@ class ResumeLifecycleMonitor(ConnMonitor):
         if su is None:
             return
         sid, upd = su
-        r = self.open.get((m.conn, sid))
-        if r is not None:
-            r.inside.append(m)
+        inside = self._open_for(m.conn, sid)
+        if inside:
+            for r in inside:
+                r.inside.append(m)
             return
         kind = upd.get("sessionUpdate")
         if kind == "state_update" and upd.get("state") in ("running", "requires_action"):
@@ -125,6 +140,9 @@ class ResumeLifecycleMonitor(ConnMonitor):
             if o.sid == sid and o.resp is not None and o.after_open and o.req.conn == m.conn and ref in o.known:
                 o.after.append(m)
         self.hist.setdefault(sid, _Hist()).refs.add(ref)
+
+    def _open_for(self, conn: int, sid: str) -> list[_R]:
+        return [r for r in self.open.values() if r.sid == sid and r.req.conn == conn]
 
     def finish_test(self) -> None:
         for r in self.resumes:
@@ -144,7 +162,12 @@ class ResumeLifecycleMonitor(ConnMonitor):
                 self.failed("RESUME-007", f"{label} succeeded ({js(resp.result, 80)}) instead of -32602.",
                             fr([resp, r.req]))
             elif resp.error_code == -32602:
-                if markers or replayed:
+                if (markers or replayed) and r.overlaps:
+                    x = (markers + replayed)[0]
+                    self.noted("RESUME-007", f"{r.overlap_note(label)}: it was rejected with -32602 and a "
+                               f"{x.msg['params']['update'].get('sessionUpdate')} for the session came before the "
+                               f"error (t={x.t:.2f}), perhaps for the other resume.", fr([x, resp, r.req]))
+                elif markers or replayed:
                     x = (markers + replayed)[0]
                     self.failed("RESUME-007", f"{label} was rejected with -32602 but a "
                                 f"{x.msg['params']['update'].get('sessionUpdate')} came before the error "
@@ -174,7 +197,12 @@ class ResumeLifecycleMonitor(ConnMonitor):
         if rf is None:
             # RESUME-006
             old = [m for m in replayed if _ref(m.msg["params"]["update"]) in r.known]
-            if old:
+            if old and r.overlaps:
+                x = old[0]
+                self.noted("RESUME-006", f"{r.overlap_note(label)}: {x.msg['params']['update'].get('sessionUpdate')} "
+                           f"{js(_ref(x.msg['params']['update']))} of the earlier history came at t={x.t:.2f}, before "
+                           "its response, perhaps replayed for the other resume.", fr([x, r.req, resp]))
+            elif old:
                 x = old[0]
                 self.failed("RESUME-006", f"{label}: {x.msg['params']['update'].get('sessionUpdate')} "
                             f"{js(_ref(x.msg['params']['update']))} of the earlier history was replayed at "
@@ -185,6 +213,10 @@ class ResumeLifecycleMonitor(ConnMonitor):
             return
         # with replayFrom {type: start}
         if not r.known:
+            return
+        if r.overlaps:
+            self.noted("RESUME-001", f"{r.overlap_note(label)}: which history updates were its replay is not "
+                       "judged.", fr([resp, r.req]))
             return
         if r.after:
             x = r.after[0]

@@ -1,9 +1,18 @@
 """session/resume: the replay marker, the current-state update, and no marker without replayFrom.
 
 For each ``session/resume`` the suite sends, the updates for that session between the request
-and its response are collected on that connection. "With replayFrom" means params.replayFrom is
-present and not null. Error responses are not judged here (RESUME-006 is about them), except
-that RESUME-005 (no marker without replayFrom) holds whatever the answer.
+and its response are collected on that connection. "With replayFrom" means params.replayFrom is a
+well-formed cursor: an object whose ``type`` is "start" or a custom ("_"-prefixed) string. A
+malformed cursor ({}, "start", {"type": 7}) must be rejected (RESUME-007 judges that); when the
+agent accepts one anyway, only RESUME-004 (a state_update before every successful response) is
+judged here, since nothing says whether it then replays. Error responses are not judged here
+(RESUME-006 is about them), except that RESUME-005 (no marker without replayFrom) holds whatever
+the answer.
+
+Each resume is tracked by its own request. When several resumes of one session overlap (one is sent
+before another is answered), the session's updates in between cannot be attributed to one of them:
+a finding that depends on that attribution is informational; what holds whatever the attribution
+(no replay_complete, or no state_update, at all in a resume's window) is still judged.
 """
 
 from __future__ import annotations
@@ -16,13 +25,26 @@ from ..monitor import REQUEST, RESPONSE
 from ._common import USER_KINDS, ConnLog, ConnMonitor, Msg, fr, hashable, js, secs, session_update
 
 _FULL_HISTORY = ("agent_message", "agent_thought")
+NO_CURSOR, CURSOR, MALFORMED = "none", "cursor", "malformed"
+
+
+def cursor_kind(params: Any) -> str:
+    """``none`` (replayFrom omitted or null), ``cursor`` (a well-formed cursor: {type: "start"} or a custom
+    "_"-prefixed type) or ``malformed`` (anything else: {}, "start", {"type": 7}, {"type": "later"})."""
+    rf = params.get("replayFrom") if isinstance(params, dict) else None
+    if rf is None:
+        return NO_CURSOR
+    t = rf.get("type") if isinstance(rf, dict) else None
+    if isinstance(t, str) and (t == "start" or t.startswith("_")):
+        return CURSOR
+    return MALFORMED
 
 
 @dataclass(eq=False)
 class _Resume:
     req: Msg
     sid: str
-    replay: bool
+    cursor: str  # NO_CURSOR | CURSOR | MALFORMED
     resp: Msg | None = None
     markers: list[Msg] = field(default_factory=list)  # replay_complete between request and response
     states: list[Msg] = field(default_factory=list)  # state_update between request and response
@@ -31,11 +53,21 @@ class _Resume:
     replayed: set[Any] = field(default_factory=set)  # ids of full agent messages replayed before the marker
     late_markers: list[Msg] = field(default_factory=list)  # replay_complete after the response
     stop_t: float | None = None  # the next resume of the session (later markers are its own)
+    overlaps: list["_Resume"] = field(default_factory=list)  # resumes of the session in flight at the same time
+
+    @property
+    def replay(self) -> bool:
+        return self.cursor == CURSOR
 
     def label(self) -> str:
         return (f"session/resume id={js(self.req.id)} of {self.sid!r} "
-                + (f"with replayFrom {js(self.req.params.get('replayFrom'), 80)}" if self.replay
+                + (f"with replayFrom {js(self.req.params.get('replayFrom'), 80)}" if self.cursor != NO_CURSOR
                    else "without replayFrom"))
+
+    def overlap_note(self) -> str:
+        ids = ", ".join(f"id={js(o.req.id)}" for o in self.overlaps)
+        return (f"{self.label()} overlapped another resume of the session ({ids}: one was sent before the other "
+                "was answered), so the session's updates in between cannot be attributed to one of them")
 
 
 class ResumeMonitor(ConnMonitor):
@@ -57,11 +89,13 @@ class ResumeMonitor(ConnMonitor):
         for m in log.msgs:
             if m.direction == SENT:
                 if m.kind == REQUEST and m.method == "session/resume" and isinstance(m.session_id, str):
-                    p = m.params
-                    r = _Resume(m, m.session_id, replay=p.get("replayFrom") is not None)
+                    r = _Resume(m, m.session_id, cursor_kind(m.params))
                     for o in resumes:
                         if o.sid == r.sid and o.stop_t is None:
                             o.stop_t = m.t
+                        if o.sid == r.sid and o.resp is None:
+                            o.overlaps.append(r)
+                            r.overlaps.append(o)
                     resumes.append(r)
                     by_req[id(m)] = r
                 continue
@@ -100,14 +134,19 @@ class ResumeMonitor(ConnMonitor):
     def _judge(self, log: ConnLog, r: _Resume, window: float) -> None:
         resp, req = r.resp, r.req
         ok = resp is not None and resp.ok
+        shared = bool(r.overlaps)  # the updates in the window may be another resume's
         if r.replay and ok:
             assert resp is not None
             # RESUME-002
             if not r.markers:
+                # no replay_complete for the session at all in the window: whatever the attribution
                 late = (f"; a replay_complete came only after the response (t={r.late_markers[0].t:.2f})"
                         if r.late_markers else "")
                 self.failed("RESUME-002", f"{r.label()} succeeded at t={resp.t:.2f} without a replay_complete for "
                             f"the session before the response{late}.", fr([resp, req] + r.late_markers[:1]))
+            elif shared:
+                self.noted("RESUME-002", f"{r.overlap_note()}: {len(r.markers)} replay_complete update(s) for the "
+                           "session before its response; not judged.", fr([resp, req, r.markers[0]]))
             elif len(r.markers) > 1:
                 self.failed("RESUME-002", f"{r.label()}: {len(r.markers)} replay_complete updates for the session "
                             f"before the response (t={', '.join(f'{x.t:.2f}' for x in r.markers)}); exactly one "
@@ -122,7 +161,10 @@ class ResumeMonitor(ConnMonitor):
                 self.pass_few("RESUME-002", f"{r.label()}: exactly one replay_complete (t={r.markers[0].t:.2f}) "
                               f"before the response (t={resp.t:.2f}).", [r.markers[0], req, resp])
             # RESUME-003
-            if r.markers:
+            if r.markers and shared:
+                self.noted("RESUME-003", f"{r.overlap_note()}: the order of replay_complete, state_update and "
+                           "response is not judged.", fr([resp, req, r.markers[0]]))
+            elif r.markers:
                 if r.states_after_marker:
                     self.pass_few("RESUME-003", f"{r.label()}: replay_complete (t={r.markers[0].t:.2f}), then "
                                   f"state_update {js(r.states_after_marker[0].msg['params']['update'].get('state'))} "
@@ -134,23 +176,34 @@ class ResumeMonitor(ConnMonitor):
                                 fr([resp, r.markers[0], req]))
         if ok and not r.replay:
             # RESUME-004: with replayFrom the same ordering is RESUME-003's (its check is the resume
-            # without replay), so one missing state_update is not counted twice
+            # without replay), so one missing state_update is not counted twice. A malformed cursor the
+            # agent accepted: after its replay_complete, if it sent one.
             assert resp is not None
-            anchored = r.replay and bool(r.markers)  # without replayFrom a marker is RESUME-005's business
+            anchored = r.cursor == MALFORMED and bool(r.markers)  # without replayFrom a marker is RESUME-005's
             states = r.states_after_marker if anchored else r.states
             after = f" after the replay_complete (t={r.markers[0].t:.2f})" if anchored else " after the request"
-            if states:
+            if not r.states:
+                # no state_update for the session at all in the window: whatever the attribution
+                self.failed("RESUME-004", f"{r.label()} succeeded at t={resp.t:.2f} with no state_update for the "
+                            "session after the request before the response.", fr([resp, req]))
+            elif shared:
+                self.noted("RESUME-004", f"{r.overlap_note()}: a state_update for the session (t={r.states[0].t:.2f}) "
+                           "came before its response, but perhaps for the other resume.", fr([resp, req, r.states[0]]))
+            elif states:
                 self.pass_few("RESUME-004", f"{r.label()}: state_update "
                               f"{js(states[0].msg['params']['update'].get('state'))} at t={states[0].t:.2f} "
                               f"preceded the response (t={resp.t:.2f}).", [states[0], resp, req])
             else:
                 self.failed("RESUME-004", f"{r.label()} succeeded at t={resp.t:.2f} with no state_update for the "
                             f"session{after} before the response.", fr([resp, req] + (r.markers[:1] if anchored else [])))
-        if not r.replay:
+        if r.cursor == NO_CURSOR:
             # RESUME-005
             late = [x for x in r.late_markers if resp is not None and x.t - resp.t <= window]
             bad = r.markers + late
-            if bad:
+            if bad and shared:
+                self.noted("RESUME-005", f"{r.overlap_note()}: a replay_complete for the session arrived at "
+                           f"t={bad[0].t:.2f}, perhaps for the other resume.", fr([bad[0], req, resp]))
+            elif bad:
                 b = bad[0]
                 when = ("before the response" if b in r.markers else
                         f"{secs(b.t - resp.t)} after the response" if resp is not None else "")

@@ -1,25 +1,36 @@
 """JSON-RPC error handling on the wire: malformed input, invalid requests, ids, unknown methods,
 notifications, the shape of responses, requests before initialize, inactive sessions.
 
-Malformed input gets answers that cannot be matched by id (``id: null``). ``attribute`` pairs
-them with what the suite sent: every line the suite wrote that is owed an un-matchable answer
-(a line that is not JSON, an invalid request, a request with id null, an empty batch, a batch
-without any matchable request) waits in order for the next received response that answers no
-known request; a received answer that no such line was waiting for and that follows a
-notification of the suite is charged to that notification. Scenarios put a short ``settle``
-after each malformed line so that every answer arrives before the next line is written.
+Malformed input gets answers that cannot be matched to a request (``id: null``, or the readable id
+of an invalid request). ``attribute`` pairs them with what the suite sent. Every line the suite wrote
+that is owed such an answer (a line that is not JSON, an invalid request, a request with id null, an
+empty batch, a batch without any matchable request) is *open* from the moment it is written until it
+gets its answer or an answer to a request the suite wrote after it arrives (the scenarios write a
+liveness request after each malformed line, so each line's answer window is delimited). An answer
+is paired with a line:
+
+1. by id: the answer carries the readable id of an owed line (an invalid request, or a truncated line
+   that visibly carries it);
+2. by content: ``error.data`` is exactly the JSON value of one owed line (some implementations echo
+   the invalid message there);
+3. by order, for id-null answers only, and only when exactly one line is open.
+
+With several lines open an id-null answer could be any of theirs: it is recorded on each of them as
+a possible answer (``Sent.maybe``) and paired with none, and a line whose window was closed without
+an answer is likewise only "maybe" answered by an id-null answer arriving later. The judges report
+those lines informational, never pass or fail on a guess. An id-null answer that no line can own
+and that follows a notification of the suite is charged to that notification.
 """
 
 from __future__ import annotations
 
 import json
-from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
 from ...wire.transcript import EVENT, RECEIVED, SENT, Frame
 from ..monitor import INVALID, NOTIFICATION, REQUEST, RESPONSE, Rpc, classify
-from ._common import UNPARSED, ConnLog, ConnMonitor, Msg, fr, id_key, js
+from ._common import UNPARSED, ConnLog, ConnMonitor, Msg, fr, id_key, js, raw_carries_id
 
 # client -> agent requests of ACP v2 (the rest is "not implemented" for an agent)
 AGENT_METHODS = ("initialize", "auth/login", "auth/logout", "session/new", "session/list", "session/delete",
@@ -44,10 +55,23 @@ class Sent:
     kind: str  # parse | invalid | nullid | empty | batch | silent | maybe | request | other
     value: Any = None
     answers: list[Frame] = field(default_factory=list)  # received frames charged to this line
+    how: str | None = None  # how the first answer was paired: id | data | order | batch | last
+    maybe: list[Frame] = field(default_factory=list)  # answers that may be this line's, paired with none
+    closed_by: Frame | None = None  # the answer to a later request that closed this line's window unanswered
 
     @property
     def batch_like(self) -> bool:
         return self.frame.raw.lstrip().startswith(b"[")
+
+    @property
+    def ambiguous(self) -> bool:
+        """Is it undecidable which answer (if any) is this line's? Then no verdict may rest on it."""
+        return bool(self.maybe) and (not self.answers or self.how == "order")
+
+    def charge(self, f: Frame, how: str) -> None:
+        self.answers.append(f)
+        if self.how is None:
+            self.how = how
 
 
 def _sent_kind(frame: Frame) -> tuple[str, Any]:
@@ -92,30 +116,65 @@ def _batch_owed(value: list) -> tuple[int, int, int]:
     return reqs, invalid, notes
 
 
+def _owed(s: Sent) -> bool:
+    """Is the line owed an answer that no request id can match?"""
+    if s.kind in ("parse", "invalid", "nullid", "empty"):
+        return True
+    if s.kind == "batch":
+        reqs, invalid, _ = _batch_owed(s.value)
+        return bool(invalid and not reqs)
+    return False
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    try:
+        return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+    except (TypeError, ValueError):
+        return False
+
+
+def _echoed(ms: list[Msg], owed: list[Sent]) -> tuple[Sent | None, str]:
+    """The owed line an answer names: by its readable id, or by error.data holding exactly its JSON value."""
+    if len(ms) != 1 or not isinstance(ms[0].msg, dict):
+        return None, ""
+    msg = ms[0].msg
+    rid = msg.get("id")
+    if valid_id(rid):
+        hit = [s for s in owed if not s.answers and (
+            (s.kind == "invalid" and isinstance(s.value, dict) and valid_id(s.value.get("id"))
+             and id_key(s.value["id"]) == id_key(rid))
+            or (s.kind == "parse" and raw_carries_id(s.frame.raw, rid)))]
+        return (hit[-1], "id") if hit else (None, "")
+    err = msg.get("error")
+    if rid is None and isinstance(err, dict) and "data" in err:
+        hit = [s for s in owed if not s.answers and s.kind != "parse" and _same_json(s.value, err["data"])]
+        if len(hit) == 1:
+            return hit[0], "data"
+    return None, ""
+
+
 def attribute(frames: list[Frame], msgs: list[Msg]) -> tuple[list[Sent], list[tuple[Frame, Sent | None]]]:
-    """Pair un-matchable answers with the suite's lines. Returns (the suite's lines, stray answers
-    as (frame, the latest notification before it or None))."""
+    """Pair un-matchable answers with the suite's lines (see the module docstring). Returns (the suite's
+    lines, stray answers as (frame, the notification it is charged to, or None))."""
     by_frame: dict[int, list[Msg]] = {}
     for m in msgs:
         by_frame.setdefault(m.frame.seq, []).append(m)
     sent_items: list[Sent] = []
     by_seq: dict[int, Sent] = {}
-    waiting: deque[Sent] = deque()
+    owed: list[Sent] = []  # every line owed an un-matchable answer, in order
+    open_: list[Sent] = []  # those whose answer window is still open
     stray: list[tuple[Frame, Sent | None]] = []
-    last_quiet: Sent | None = None
+    last: Sent | None = None  # the latest line of the suite
     for f in frames:
         if f.direction == SENT:
             kind, value = _sent_kind(f)
             s = Sent(f, kind, value)
             sent_items.append(s)
             by_seq[f.seq] = s
-            if kind in ("parse", "invalid", "nullid", "empty"):
-                waiting.append(s)
-            elif kind == "batch":
-                reqs, invalid, _ = _batch_owed(value)
-                if invalid and not reqs:
-                    waiting.append(s)
-            last_quiet = s  # the latest line of the suite (the name is historical: it may owe answers)
+            if _owed(s):
+                owed.append(s)
+                open_.append(s)
+            last = s
             continue
         if f.direction != RECEIVED or f.problem is not None:
             continue
@@ -124,24 +183,55 @@ def attribute(frames: list[Frame], msgs: list[Msg]) -> tuple[list[Sent], list[tu
         if matched:
             owner = by_seq.get(matched[0].request.frame.seq)
             if owner is not None and owner.kind == "batch":
-                owner.answers.append(f)
+                owner.charge(f, "batch")
+            # the target answered a request written after these lines: their windows are over
+            first = min(m.request.frame.seq for m in matched)
+            for s in [s for s in open_ if s.frame.seq < first]:
+                open_.remove(s)
+                s.closed_by = f
             continue
         is_answer = (isinstance(f.msg, list) and all(m.kind == RESPONSE for m in ms)) or \
             (len(ms) == 1 and ms[0].kind == RESPONSE)
         if not is_answer:
             continue
-        if waiting:
-            waiting.popleft().answers.append(f)
-        elif last_quiet is not None and last_quiet.kind in ("maybe", "batch") and (
-                last_quiet.kind == "maybe" or _batch_owed(last_quiet.value)[:2] != (0, 0)):
-            last_quiet.answers.append(f)  # e.g. a batch refused as a whole with one -32600
-        elif all(isinstance(m.msg, dict) and m.msg.get("id") is None for m in ms):
+        s, how = _echoed(ms, owed)
+        if s is not None:
+            s.charge(f, how)
+            if s in open_:
+                open_.remove(s)
+            continue
+        if not all(isinstance(m.msg, dict) and m.msg.get("id") is None for m in ms):
+            continue  # an answer with an id that answers nothing: ERR-004 / ERR-008 judge it
+        if len(open_) == 1:
+            open_.pop().charge(f, "order")
+            continue
+        if open_:
+            for s in open_:  # any of them: paired with none
+                s.maybe.append(f)
+            continue
+        late = [s for s in owed if not s.answers and s.closed_by is not None]
+        quiet = last is not None and (last.kind == "silent" or (
+            last.kind == "batch" and _batch_owed(last.value)[:2] == (0, 0)))
+        if late:
+            # perhaps the late answer of a line whose window was closed unanswered: nothing is charged on a guess
+            for s in late + ([last] if last is not None and (quiet or last.kind in ("maybe", "batch")) else []):
+                s.maybe.append(f)
+            stray.append((f, None))
+        elif last is not None and last.kind in ("maybe", "batch") and (
+                last.kind == "maybe" or _batch_owed(last.value)[:2] != (0, 0)):
+            last.charge(f, "last")  # e.g. a batch refused as a whole with one -32600
+        else:
             # an id-null answer to nothing: blamed on the suite's latest line when it was a notification
-            quiet = last_quiet is not None and (last_quiet.kind == "silent" or (
-                last_quiet.kind == "batch" and _batch_owed(last_quiet.value)[:2] == (0, 0)))
-            stray.append((f, last_quiet if quiet else None))
-        # a stray answer with an id answers some request (ERR-004 / ERR-008 judge it)
+            stray.append((f, last if quiet else None))
     return sent_items, stray
+
+
+def _undecided(s: Sent) -> str:
+    """Why the answer of an ambiguous line is not judged (see ``attribute``)."""
+    a = s.maybe[0]
+    return (f"the id-null answer at t={a.t:.2f} ({js(a.msg, 120)}) may be its answer, but it could not be paired "
+            "with this line (another line was also awaiting an answer, or the answer came after a later request "
+            "had been answered); not judged.")
 
 
 def null_error(value: Any, code: int, echo: Any = None) -> str | None:
@@ -302,9 +392,17 @@ class WireErrorMonitor(FrameLogMixin, ConnMonitor):
                 continue
             quoted = js(s.frame.raw.decode("utf-8", "replace"), 90)
             echo = s.value.get("id") if isinstance(s.value, dict) and valid_id(s.value.get("id")) else None
+            if s.ambiguous:
+                self.noted(rule, f"the suite wrote {quoted}; {_undecided(s)}", fr([s.maybe[0], s.frame]))
+                continue
             if not s.answers:
-                self.failed(rule, f"the suite wrote {quoted} and got no {code} answer ({log.end_desc if log.end else 'nothing answered it'}).",
-                            fr([s.frame]))
+                if s.closed_by is not None:
+                    why = (f"a request written after it was answered at t={s.closed_by.t:.2f}, and no answer that "
+                           f"could be this line's arrived before {log.end_desc or 'the end of the test'}")
+                else:
+                    why = log.end_desc if log.end else "nothing answered it"
+                self.failed(rule, f"the suite wrote {quoted} and got no {code} answer ({why}).",
+                            fr([s.frame] + ([s.closed_by] if s.closed_by is not None else [])))
                 continue
             a = s.answers[0]
             why = null_error(a.msg, code, echo)
@@ -327,9 +425,12 @@ class WireErrorMonitor(FrameLogMixin, ConnMonitor):
 
     def _judge_nullid(self, log: ConnLog, s: Sent) -> None:
         method = s.value.get("method")
+        if s.ambiguous:
+            self.noted("ERR-009", f"the suite sent {method} with id null; {_undecided(s)}", fr([s.maybe[0], s.frame]))
+            return
         if not s.answers:
-            self.noted("ERR-009", f"the suite sent {method} with id null and got no answer that it could pair "
-                       "with it; what a receiver does with a null id is not specified.", fr([s.frame]))
+            self.noted("ERR-009", f"the suite sent {method} with id null and got no answer; what a receiver does "
+                       "with a null id is not specified.", fr([s.frame]))
             return
         a = s.answers[0]
         why = null_error(a.msg, INVALID_REQ)
@@ -353,6 +454,11 @@ class WireErrorMonitor(FrameLogMixin, ConnMonitor):
                 continue
             method = s.value.get("method")
             if method == "session/update":
+                continue
+            if s.maybe:
+                self.noted("ERR-011", f"after the notification {method!r} an id-null answer arrived "
+                           f"(t={s.maybe[0].t:.2f}) that may answer it or may be the late answer to an earlier line "
+                           "that was still unanswered; not judged.", fr([s.maybe[0], s.frame]))
                 continue
             ok, _ = self._later_health(log, s.frame)
             if ok:

@@ -196,6 +196,9 @@ class ExtMonitor(FrameLogMixin, ConnMonitor):
             if answer is not None:
                 (self.warned if rule == "EXT-001" else self.noted)(
                     rule, f"the notification {method!r} was answered: {js(answer.msg, 140)}.", fr([answer, s.frame]))
+            elif s.maybe:  # an id-null answer that may be its, or the late answer of an earlier line
+                self.noted(rule, f"after the notification {method!r} an id-null answer arrived (t={s.maybe[0].t:.2f}) "
+                           "that may answer it or an earlier line; not judged.", fr([s.maybe[0], s.frame]))
             elif nxt is not None:
                 self.pass_few(rule, f"the notification {method!r} got no answer and the next request "
                               f"({nxt.method}) was answered.", [s.frame, nxt], key=method, limit=1)

@@ -79,12 +79,20 @@ class InitShapeMonitor(ConnMonitor):
     def analyze(self, log: ConnLog) -> None:
         client_caps: dict[str, Any] | None = None
         other_request = False
-        last_ok: Msg | None = None  # the latest successful initialize response
-        failed_init: Msg | None = None
+        last_ok: Msg | None = None  # the latest successful well-formed initialize response
+        accepted: Msg | None = None  # the first successful initialize response, well-formed or not
+        failed_init: Msg | None = None  # the first initialize that really failed before any success
+        judged_004 = False
+        pending: list[Msg] = []  # initialize requests not answered yet
+        overlapped: dict[int, list[Msg]] = {}  # id(request) -> the initialize requests in flight when it was sent
         for m in log.msgs:
             if m.direction == SENT and m.kind == REQUEST:
                 if m.method != "initialize":
                     other_request = True
+                else:
+                    pending = [x for x in pending if not any(r.order < m.order for r in x.responses)]
+                    overlapped[id(m)] = list(pending)
+                    pending.append(m)
                 continue
             if m.direction == RECEIVED and m.kind == REQUEST:
                 self._agent_request(m, client_caps)
@@ -97,36 +105,67 @@ class InitShapeMonitor(ConnMonitor):
             bad = malformed_init(p)
             frames = fr([m, rq])
             label = f"initialize id={js(rq.id)}"
+            busy = overlapped.get(id(rq), [])  # it was sent while an earlier initialize was still unanswered
+            during = f"sent while initialize {', '.join('id=' + js(x.id) for x in busy)} was still unanswered"
             if bad is not None:
                 self._judge_011(m, rq, bad)
-                if not m.ok:
+                if m.ok:
+                    accepted = accepted or m  # taken for an initialize (INIT-011 judges that): initialized
+                elif accepted is None and not busy:
                     failed_init = failed_init or m
                 continue
+            # INIT-004: a corrected initialize written after an earlier one really failed (an error response),
+            # on a connection that no initialize had initialized yet
+            after_failure = (failed_init is not None and accepted is None
+                             and failed_init.order < rq.order and not busy)
             if m.ok:
                 self._judge_result(m)
-                if failed_init is not None and last_ok is None:
+                if after_failure:
+                    judged_004 = True
                     self.pass_few("INIT-004", f"{label} succeeded after an earlier initialize on this connection "
                                   f"failed with {js(failed_init.error_code)}.", [m, failed_init])
-                if last_ok is not None:
-                    self._judge_repeat(m, last_ok, other_request)
+                prev = last_ok or accepted
+                if prev is not None:
+                    self._judge_repeat(m, prev, other_request)
                 last_ok = m
+                accepted = accepted or m
                 caps = p.get("capabilities")
                 client_caps = caps if isinstance(caps, dict) else {}
                 self._judge_caps_in(m, p, ok=True)
-            else:
-                if failed_init is not None and last_ok is None and p.get("protocolVersion", 0) >= 2:
-                    self.warned("INIT-004", f"{label} (well-formed, version {p.get('protocolVersion')}) failed with "
-                                f"{js(m.error_code)} after an earlier failed initialize; a corrected initialize "
-                                "should succeed.", fr([m, failed_init]))
-                if last_ok is not None and not other_request:
-                    self.failed("INIT-006", f"{label}, a repeated initialize before any other request, got error "
-                                f"{js(m.error_code)}; it must be answered like the first.", fr([m, last_ok]))
-                elif last_ok is not None:
-                    self.noted("INIT-006", f"{label}, repeated after other requests, got error {js(m.error_code)} "
-                               "(the spec does not say what happens then).", frames)
-                if p.get("protocolVersion", 0) >= 2:
+                continue
+            if after_failure and p.get("protocolVersion", 0) >= 2:
+                judged_004 = True
+                self.warned("INIT-004", f"{label} (well-formed, version {p.get('protocolVersion')}) failed with "
+                            f"{js(m.error_code)} after an earlier failed initialize; a corrected initialize "
+                            "should succeed.", fr([m, failed_init]))
+            if busy:
+                # the spec lets the client repeat initialize; it does not say that a repeat may overlap one
+                # still in progress
+                self.noted("INIT-006", f"{label}, {during}, got error {js(m.error_code)}; whether a repeat may "
+                           "overlap the previous initialize is not specified.", fr([m, rq] + busy[:1]))
+            elif last_ok is not None and not other_request:
+                self.failed("INIT-006", f"{label}, a repeated initialize before any other request, got error "
+                            f"{js(m.error_code)}; it must be answered like the first.", fr([m, last_ok]))
+            elif last_ok is not None:
+                self.noted("INIT-006", f"{label}, repeated after other requests, got error {js(m.error_code)} "
+                           "(the spec does not say what happens then).", frames)
+            elif accepted is not None:
+                self.noted("INIT-006", f"{label} got error {js(m.error_code)} after the malformed initialize "
+                           f"id={js(accepted.request.id)} had been accepted (INIT-011 judges the acceptance); the "
+                           "refused repeat is not judged.", fr([m, accepted]))
+            if p.get("protocolVersion", 0) >= 2:
+                if busy:
+                    self._note_caps_in(m, p, during)
+                else:
                     self._judge_caps_in(m, p, ok=False)
+            if accepted is None and not busy:
                 failed_init = failed_init or m
+        if failed_init is not None and not judged_004 and accepted is not None \
+                and malformed_init(_params(accepted.request)) is not None:
+            self.noted("INIT-004", f"initialize id={js(failed_init.request.id)} failed with "
+                       f"{js(failed_init.error_code)}, then the malformed initialize id={js(accepted.request.id)} was "
+                       "accepted (INIT-011 judges that) and initialized the connection, so no corrected initialize "
+                       "followed a failed one on an uninitialized connection.", fr([accepted, failed_init]))
         if last_ok is not None and client_caps is not None:
             res = last_ok.result if isinstance(last_ok.result, dict) else {}
             self._judge_auth_methods(last_ok, res, client_caps)
@@ -216,6 +255,16 @@ class InitShapeMonitor(ConnMonitor):
             self.pass_few("INIT-008", f"{label} succeeded.", [m, m.request], key=js(caps), limit=1)
         else:
             self.warned("INIT-008", f"{label} failed with {js(m.error_code)}.", fr([m, m.request]))
+
+    def _note_caps_in(self, m: Msg, p: dict[str, Any], during: str) -> None:
+        """A failed initialize that overlapped another: the error may be about the overlap, not the capabilities."""
+        caps = p.get("capabilities")
+        bad = bad_capabilities(caps)
+        rule = "INIT-009" if bad is not None else "INIT-008" if isinstance(caps, dict) and caps else None
+        if rule is not None:
+            self.noted(rule, f"initialize id={js(m.request.id)} with capabilities {js(caps, 120)}, {during}, failed "
+                       f"with {js(m.error_code)}; the error may be about the overlap, so the capabilities are not "
+                       "judged.", fr([m, m.request]))
 
     # -- INIT-011 ------------------------------------------------------------------------------
     def _judge_011(self, m: Msg, rq: Msg, bad: str) -> None:

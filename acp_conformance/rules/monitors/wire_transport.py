@@ -97,7 +97,17 @@ class WireTransportMonitor(FrameLogMixin, ConnMonitor):
         self._roundtrip(log)
         self._shutdown(log)
 
+    def _undecided(self, rule: str, what: str, s: Sent) -> bool:
+        if not s.ambiguous:
+            return False
+        self.noted(rule, f"{what}: the id-null answer at t={s.maybe[0].t:.2f} may be its answer but could not be "
+                   "paired with it (another line was also awaiting an answer, or it came after a later request had "
+                   "been answered); not judged.", fr([s.maybe[0], s.frame]))
+        return True
+
     def _judge_empty(self, s: Sent) -> None:
+        if self._undecided("TRANSPORT-006", "the empty batch []", s):
+            return
         if not s.answers:
             self.failed("TRANSPORT-006", "the suite wrote the empty batch [] and got no answer; a single -32600 "
                         "object with id null is required.", [s.frame])
@@ -112,6 +122,8 @@ class WireTransportMonitor(FrameLogMixin, ConnMonitor):
 
     def _judge_parse_batch(self, s: Sent) -> None:
         quoted = js(s.frame.raw.decode("utf-8", "replace"), 90)
+        if self._undecided("TRANSPORT-009", f"the broken batch {quoted}", s):
+            return
         if not s.answers:
             self.failed("TRANSPORT-009", f"the suite wrote the broken batch {quoted} and got no -32700 answer.",
                         [s.frame])
@@ -130,7 +142,11 @@ class WireTransportMonitor(FrameLogMixin, ConnMonitor):
         answers = [a for a in s.answers]
         if reqs == 0 and invalid == 0:
             extra = [f for f, note in stray if note is s]
-            if extra:
+            if not extra and s.maybe:
+                self.noted("TRANSPORT-007", f"{label} holds only notifications; an id-null answer arrived after it "
+                           f"(t={s.maybe[0].t:.2f}) that may answer it or an earlier line; not judged.",
+                           fr([s.maybe[0], s.frame]))
+            elif extra:
                 self.failed("TRANSPORT-007", f"{label} holds only notifications, yet the agent answered it: "
                             f"{js(extra[0].msg, 160)}.", fr([extra[0], s.frame]))
             else:
@@ -166,6 +182,10 @@ class WireTransportMonitor(FrameLogMixin, ConnMonitor):
             if len(nulls) >= invalid:
                 self.pass_few("TRANSPORT-008", f"{label}: each invalid entry got its own -32600 with id null.",
                               [answers[0], s.frame])
+            elif s.maybe:
+                self.noted("TRANSPORT-008", f"{label} got {len(nulls)} -32600 response(s) with id null that could be "
+                           f"paired with it; an id-null answer at t={s.maybe[0].t:.2f} may be its own; not judged.",
+                           fr([s.maybe[0], s.frame]))
             else:
                 self.failed("TRANSPORT-008", f"{label} got {len(nulls)} -32600 response(s) with id null for "
                             f"{invalid} invalid entr{'y' if invalid == 1 else 'ies'}"
