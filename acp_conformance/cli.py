@@ -141,7 +141,7 @@ def _fuzz_parser(prog: str, replay: bool) -> argparse.ArgumentParser:
         p.add_argument("--max-examples", type=int, default=100, metavar="N", help="examples to run (default 100)")
         p.add_argument("--budget", type=float, default=120.0, metavar="S",
                        help="wall-clock seconds for the run (default 120); shrinking a failure gets half as much more")
-        p.add_argument("--steps", type=int, default=50, metavar="N", help="rules per example (default 50)")
+        p.add_argument("--steps", type=int, default=100, metavar="N", help="rules per example (default 100)")
         p.add_argument("--report-dir", default="reports", metavar="DIR",
                        help="where fuzz-report.json and the shrunk counterexample go (default reports/)")
     p.add_argument("--strict", action="store_true", help="SHOULD-level failures count as findings too")
@@ -167,24 +167,12 @@ def _target_argv(a: argparse.Namespace) -> tuple[str, list[str]]:
 
 
 def _client_fuzzer(cmd: str, a: argparse.Namespace):
-    """(fuzz_client, replay_client, config) from acp_conformance.fuzz.client_fuzz, imported only when
-    asked for, or a usage error when this installation has no client-side fuzzing."""
+    """The client fuzzer (imported only now), or a usage error when this installation has none."""
+    from .fuzz.client_entry import ClientFuzzUnavailable, client_fuzzer
     try:
-        from .fuzz import client_fuzz
-    except ImportError as e:
-        if getattr(e, "name", None) == "acp_conformance.fuzz.client_fuzz":
-            raise _Usage("--client-cmd: client-side fuzzing is not available in this installation") from None
-        raise _Usage(f"--client-cmd: client-side fuzzing cannot be loaded ({e})") from None
-    fuzz_client = getattr(client_fuzz, "fuzz_client", None)
-    replay_client = getattr(client_fuzz, "replay_client", None)
-    make_config = getattr(client_fuzz, "client_config", None)
-    if fuzz_client is None or replay_client is None or make_config is None:
-        raise _Usage("--client-cmd: client-side fuzzing is not available in this installation")
-    try:
-        config = make_config(cmd, timeout=a.timeout, strict=a.strict)
-    except ValueError as e:
+        return client_fuzzer(cmd, timeout=a.timeout, strict=a.strict)
+    except ClientFuzzUnavailable as e:
         raise _Usage(f"--client-cmd: {e}") from None
-    return fuzz_client, replay_client, config
 
 
 def run_fuzz(argv: list[str]) -> int:
@@ -200,14 +188,17 @@ def run_fuzz(argv: list[str]) -> int:
         raise _Usage(f"--report-dir: cannot create {a.report_dir!r} ({e.strerror or e})") from None
     from .fuzz.explain import fuzz_summary
     kw = dict(seed=a.seed, max_examples=a.max_examples, budget=a.budget, step_count=a.steps, report_dir=report_dir)
+    print(f"acp-conformance fuzz: {side} {shlex.join(target)}\n  seed {a.seed}, up to {a.max_examples} examples "
+          f"of {a.steps} rules in {a.budget:g} s (a finding is then shrunk for up to {a.budget / 2:g} s more)",
+          flush=True)
     if side == "client":
-        fuzz_client, _, config = _client_fuzzer(a.client_cmd, a)
-        result = fuzz_client(config, **kw)
+        client = _client_fuzzer(a.client_cmd, a)
+        result = client.fuzz(client.config, **kw)
     else:
         from .fuzz.run import fuzz
         from .fuzz.stateful import FuzzConfig
         result = fuzz(FuzzConfig(target, timeout=a.timeout, strict=a.strict), **kw)
-    print("\n".join(fuzz_summary(result, side, target)))
+    print("\n".join(fuzz_summary(result, side, target)[1:]))  # the first line is printed above
     return 1 if result.failure else 0
 
 
@@ -218,8 +209,8 @@ def run_replay(argv: list[str]) -> int:
     from .scenarios.model import ScenarioFileError
     try:
         if side == "client":
-            _, replay_client, config = _client_fuzzer(a.client_cmd, a)
-            result = replay_client(a.file, config)
+            client = _client_fuzzer(a.client_cmd, a)
+            result = client.replay(a.file, client.config)
         else:
             from .fuzz.run import replay
             from .fuzz.stateful import FuzzConfig

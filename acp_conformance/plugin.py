@@ -22,8 +22,8 @@ from .rules.findings import FAIL, WARN, Finding
 from .rules.monitor import MonitorContext
 from .wire.transcript import Frame
 
-# timeouts, the run's budget and reruns live in a plugin of their own
-pytest_plugins = ["acp_conformance.run_control"]
+# timeouts, the run's budget and reruns live in a plugin of their own, and so does --acp-fuzz
+pytest_plugins = ["acp_conformance.run_control", "acp_conformance.fuzz.pytest_fuzz"]
 
 FINDINGS_KEY = "acp_findings"
 META_KEY = "acp_meta"

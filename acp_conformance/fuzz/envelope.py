@@ -10,6 +10,7 @@ answered. The cases are data, drawn by the state machine like any other step.
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 from dataclasses import dataclass
 
@@ -35,6 +36,28 @@ class EnvelopeCase:
 # a batch, a notification with an id): their findings are informational (see fuzz-findings.md)
 INFORMATIONAL_KINDS = {"illegal_id", "batch", "notification_batch", "params_scalar"}
 INFORMATIONAL_NOTE = "fuzz: informational case (spec silent); only liveness after it blocks"
+
+
+def _digest(line: str | bytes) -> str:
+    return hashlib.sha256(line.encode("utf-8") if isinstance(line, str) else line).hexdigest()[:16]
+
+
+def informational_note(lines) -> str:
+    """The note step's text that marks ``lines`` as informational: it names them by digest, so the
+    judge marks those very lines (and not whatever the suite writes next, such as an answer to a
+    permission request that came in meanwhile)."""
+    return f"{INFORMATIONAL_NOTE} [{' '.join(_digest(line) for line in lines)}]"
+
+
+def note_digests(text: str) -> set[str] | None:
+    """The digests named by an informational note (None: a note without digests, of an older file)."""
+    if not text.startswith(INFORMATIONAL_NOTE) or not text.endswith("]") or "[" not in text:
+        return None
+    return set(text[text.rindex("[") + 1:-1].split())
+
+
+def line_digest(raw: bytes) -> str:
+    return _digest(raw)
 
 
 def _j(obj) -> str:

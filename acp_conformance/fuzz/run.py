@@ -1,8 +1,8 @@
 """Running the fuzzer and replaying what it found (shared by the console script and pytest).
 
 ``fuzz()`` runs the state machine under hypothesis with a seed, an example count and a wall-clock
-budget; on a failure hypothesis shrinks the example, and the shrunk example (the last failing run)
-is written as a scenario file next to ``fuzz-report.json``. ``replay()`` loads such a file with the
+budget; the first failing example is shrunk as a scenario (``reduce.py``, with half the budget more)
+and written as a scenario file next to ``fuzz-report.json``. ``replay()`` loads such a file with the
 ordinary scenario loader and runs it with the ordinary runner and every agent monitor.
 """
 
@@ -20,7 +20,8 @@ import yaml
 
 from ..rules.catalog import load_catalog
 from ..rules.findings import Finding
-from .stateful import BudgetSpent, FuzzConfig, FuzzFailure, FuzzSession, Judge, StepStats, machine_for
+from .reduce import Reducer
+from .stateful import BudgetSpent, FuzzConfig, FuzzSession, Judge, StepStats, machine_for
 
 SCENARIO_NAME = "fuzz-counterexample"
 
@@ -57,44 +58,54 @@ def fuzz(config: FuzzConfig, *, seed: int = 0, max_examples: int = 50, budget: f
          step_count: int = 30, report_dir: Path | str | None = None) -> FuzzResult:
     from hypothesis import HealthCheck, Phase, Verbosity, settings
     from hypothesis import seed as hseed
-    from hypothesis.errors import Flaky, FlakyStrategyDefinition
     from hypothesis.stateful import run_state_machine_as_test
 
     fs = FuzzSession(config)
     machine = machine_for(fs)
     t0 = time.perf_counter()
     deadline = t0 + budget if budget else None
-
     fs.deadline = deadline
-    fs.shrink_allowance = (budget or 0) / 2
 
     def factory():
         return machine()
 
-    factory = hseed(seed)(factory)
-    st_settings = settings(max_examples=max_examples, stateful_step_count=step_count, database=None,
-                           deadline=None, derandomize=False, print_blob=False,
-                           phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
-                           suppress_health_check=list(HealthCheck), report_multiple_bugs=False,
-                           verbosity=Verbosity.quiet)
     error: BaseException | None = None
     spent = False
+    done = chunk = 0
     try:
-        run_state_machine_as_test(factory, settings=st_settings)
+        # hypothesis runs in rounds of at most CHUNK examples, each with a seed derived from ``seed``:
+        # with max_examples of 10 or more hypothesis first spends up to 50 examples on small ones
+        # (a minimal example, then one capped at five times its size, in turn), and against an agent
+        # whose start costs as much as dozens of steps those examples were most of a short run
+        while done < max_examples and not fs.budget_stopped:
+            n = min(CHUNK, max_examples - done)
+            st_settings = settings(max_examples=n, stateful_step_count=step_count, database=None,
+                                   deadline=None, derandomize=False, print_blob=False,
+                                   # hypothesis finds; reduce.py shrinks (see there why not hypothesis')
+                                   phases=[Phase.explicit, Phase.reuse, Phase.generate],
+                                   suppress_health_check=list(HealthCheck), report_multiple_bugs=False,
+                                   verbosity=Verbosity.quiet)
+            run_state_machine_as_test(hseed(_round_seed(seed, chunk))(factory), settings=st_settings)
+            done += n
+            chunk += 1
     except BudgetSpent:
         spent = True  # the run ends with what it has (a failure found, possibly not fully shrunk)
-    except FlakyStrategyDefinition as e:
-        error = e
-    except (FuzzFailure, Flaky, AssertionError) as e:
-        error = e
-    except Exception as e:  # a failure inside the machine that is not ours is still a finding
-        error = e
+    except Exception as e:  # FuzzFailure, hypothesis' Flaky*, or an error of the machine
+        # hypothesis may report the budget's stop in the middle of a replayed example as an
+        # inconsistency of the data (the example drew less than the last time): that is the stop
+        if fs.budget_stopped:
+            spent = True
+        else:
+            error = e  # a failure inside the machine that is not ours is still a finding
+    rec = fs.best_failure
+    try:
+        if rec is not None:  # shrinking gets half the budget more (a minute without a budget)
+            rec = Reducer(fs, rec, time.perf_counter() + (budget / 2 if budget else 60.0)).reduce()
     finally:
         fs.close()
     seconds = time.perf_counter() - t0
     fs.stats.t_total = seconds
     result = FuzzResult(seed, fs.stats.examples, fs.stats.steps, seconds, stats=fs.stats, budget_spent=spent)
-    rec = fs.best_failure
     if error is not None and rec is None:
         result.failure = _fuzzer_error(error)
     if rec is not None:
@@ -111,6 +122,14 @@ def fuzz(config: FuzzConfig, *, seed: int = 0, max_examples: int = 50, budget: f
         result.report_path = out / "fuzz-report.json"
         result.report_path.write_text(json.dumps(report_json(result, config), indent=1), encoding="utf-8")
     return result
+
+
+CHUNK = 9  # examples per round of hypothesis (below 10 it skips its phase of small examples)
+
+
+def _round_seed(seed: int, chunk: int) -> int:
+    """The seed of round ``chunk`` of a run with ``seed`` (round 0 uses the seed itself)."""
+    return seed if chunk == 0 else (seed * 0x9E3779B97F4A7C15 + chunk) % 2 ** 64
 
 
 def _fuzzer_error(error: BaseException) -> str:
@@ -132,15 +151,27 @@ def write_scenario(path: Path, rec, config: FuzzConfig, seed: int) -> Path:
         "options": rec.options,
         "steps": rec.steps,
     }]}
-    path.write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=False, width=100000), encoding="utf-8")
+    path.write_text(yaml.dump(doc, Dumper=_NoAliases, sort_keys=False, allow_unicode=False, width=100000),
+                    encoding="utf-8")
     return path
 
 
+class _NoAliases(yaml.SafeDumper):
+    """Every value written out in full (a generated value used twice is not an &anchor/*alias)."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
 def report_json(result: FuzzResult, config: FuzzConfig) -> dict[str, Any]:
+    s = result.stats
     return {"target": config.argv, "seed": result.seed, "examples": result.examples, "steps": result.steps,
             "seconds": round(result.seconds, 3), "steps_per_second": round(result.steps_per_second, 1),
             "time_split": {k: round(v, 3) for k, v in time_split(result).items()},
             "budget_spent": result.budget_spent, "digest": result.digest,
+            "found_after_seconds": round(s.found_after, 3) if s is not None and s.found_after is not None else None,
+            "found_in_steps": s.found_steps if s is not None and s.found_after is not None else None,
+            "shrink_reruns": s.reductions if s is not None else 0, "shrunk_steps": len(result.step_log),
             "failure": result.failure, "rules": result.rules,
             "scenario": str(result.scenario_path) if result.scenario_path else None,
             "transcript": str(result.transcript_path) if result.transcript_path else None}
@@ -157,7 +188,8 @@ def time_split(result: FuzzResult) -> dict[str, float]:
     total = result.seconds
     target = max(s.t_target - s.t_first - s.t_monitors, 0.0)
     start = s.t_start + s.t_first
-    return {"generation": max(total - s.t_target - s.t_start, 0.0) / total, "validation_and_monitors": s.t_monitors / total,
+    return {"generation": max(total - s.t_target - s.t_start - s.t_finish, 0.0) / total,
+            "validation_and_monitors": s.t_monitors / total,
             "target": target / total, "process_start_stop": start / total}
 
 

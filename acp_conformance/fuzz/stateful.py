@@ -1,9 +1,9 @@
 """Stateful fuzzing of an agent: a hypothesis state machine over connections and sessions.
 
 Every rule of ``AgentMachine`` is expressed as scenario steps (the format of ``scenarios/``) and
-run by the ordinary scenario runner against ONE live target process, kept open across steps
-through an anyio blocking portal (a process is started per example, and again only to resume in a
-new process). Every frame goes to a ``MonitorContext`` with all agent monitors, so every rule of the
+run by the ordinary scenario runner against ONE live target process, kept open across steps on
+an event loop that the fuzzing thread runs one step at a time (a process is started per example,
+and again only to resume in a new process). Every frame goes to a ``MonitorContext`` with all agent monitors, so every rule of the
 catalog judges the generated traffic; a blocking FAIL finding, a timeout or a crash fails the
 example. Hypothesis then shrinks the sequence, and the shrunk example's steps, already in scenario
 form, are written as a scenario file that ``replay`` reruns through the same runner and monitors.
@@ -11,6 +11,8 @@ form, are written as a scenario file that ``replay`` reruns through the same run
 
 from __future__ import annotations
 
+import asyncio
+import bisect
 import contextlib
 import hashlib
 import json
@@ -23,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import anyio.from_thread
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
@@ -36,9 +37,10 @@ from ..scenarios.model import Scenario, Step
 from ..scenarios.runner import HarnessError, RunSettings, Runner, ScenarioAbort, ScenarioSkip, TargetSpec
 from ..wire.peer import TargetGone, WaitTimeout
 from ..wire.transport import TargetClosed
-from .envelope import INFORMATIONAL_NOTE, EnvelopeCase, envelope_cases, step_for
+from .envelope import (INFORMATIONAL_NOTE, EnvelopeCase, envelope_cases, informational_note, line_digest,
+                       note_digests, step_for)
 from ..scenarios.runner import _select_values
-from .strategies import MAX_ITEMS, Invalid, invalid_request, request_ids, strategies_for
+from .strategies import MAX_ITEMS, Invalid, fast_generator_for, invalid_request, request_ids, strategies_for
 
 DEFAULT_PROMPTS = {"simple": "Say hello", "tool": "Use a tool to read the file notes.txt",
                    "permission": "Delete the build directory; ask my permission first.",
@@ -95,6 +97,82 @@ def _answer_to_another_message(finding: Finding, frames: list) -> bool:
     return False
 
 
+def _session_closing_in_flight(finding: Finding, frames: list) -> bool:
+    """PERM-001 'sessionId is not a session active on this connection' for a request the agent wrote
+    while the suite's session/close or session/delete of that session was still unanswered: the two
+    crossed on the wire. The monitor ends the session when the close is sent, not when it is answered."""
+    if not finding.frames or finding.frames[0] >= len(frames):
+        return False
+    req = frames[finding.frames[0]]
+    params = req.msg.get("params") if isinstance(req.msg, dict) else None
+    sid = params.get("sessionId") if isinstance(params, dict) else None
+    if req.direction != "received" or not isinstance(sid, str):
+        return False
+    closing: set[Any] = set()
+    for f in frames[:req.seq]:
+        m = f.msg
+        if f.conn != req.conn or not isinstance(m, dict):
+            continue
+        if f.direction == "sent" and m.get("method") in ("session/close", "session/delete") \
+                and isinstance(m.get("params"), dict) and m["params"].get("sessionId") == sid and "id" in m:
+            closing.add(_idkey(m["id"]))
+        elif f.direction == "received" and "method" not in m and "id" in m:
+            closing.discard(_idkey(m["id"]))
+    return bool(closing)
+
+
+def _prompt_with_unadvertised_blocks(finding: Finding, frames: list) -> bool:
+    """CANCEL-011 'after idle "cancelled" the prompt was answered with an error' where the prompt holds
+    a content block type the agent does not advertise (image, audio, resource without the prompt
+    capability; a custom `_` type) and was rejected with -32602: the prompt was refused, not the session."""
+    prompt = answer = None
+    for seq in finding.frames:
+        f = frames[seq] if seq < len(frames) else None
+        m = f.msg if f is not None else None
+        if not isinstance(m, dict):
+            continue
+        if f.direction == "sent" and m.get("method") == "session/prompt":
+            prompt = f
+        elif f.direction == "received" and "error" in m:
+            answer = m
+    if prompt is None or answer is None or not isinstance(answer.get("error"), dict) \
+            or answer["error"].get("code") != -32602:
+        return False
+    init = next((f.msg.get("result") for f in frames[:prompt.seq] if f.conn == prompt.conn and f.direction == "received"
+                 and isinstance(f.msg, dict) and isinstance(f.msg.get("result"), dict)
+                 and "protocolVersion" in f.msg["result"]), None)
+    accepts = _accepted_blocks(init)
+    blocks = (prompt.msg.get("params") or {}).get("prompt") if isinstance(prompt.msg.get("params"), dict) else None
+    return isinstance(blocks, list) and any(isinstance(b, dict) and b.get("type") not in accepts for b in blocks)
+
+
+def _echo_of_another_prompt(finding: Finding, frames: list) -> bool:
+    """TRANSPORT-001 'the prompt text came back as <mojibake>' where that text is exactly another prompt
+    the suite sent in the session (a generated text may hold "Ã"): the monitor compares every prompt of
+    the session with every user message, not the user message with the prompt it echoes."""
+    if not finding.frames or finding.frames[0] >= len(frames):
+        return False
+    echo = frames[finding.frames[0]]
+    params = echo.msg.get("params") if isinstance(echo.msg, dict) else None
+    update = params.get("update") if isinstance(params, dict) else None
+    if not isinstance(update, dict):
+        return False
+    got = _joined_texts(update.get("content"))
+    for f in frames[:echo.seq]:
+        m = f.msg
+        if f.direction == "sent" and f.conn == echo.conn and isinstance(m, dict) and m.get("method") == "session/prompt" \
+                and isinstance(m.get("params"), dict) and m["params"].get("sessionId") == params.get("sessionId") \
+                and _joined_texts(m["params"].get("prompt")) == got:
+            return True
+    return False
+
+
+def _joined_texts(content: Any) -> str:
+    blocks = content if isinstance(content, list) else [content]
+    return "".join(b["text"] for b in blocks if isinstance(b, dict) and b.get("type") == "text"
+                   and isinstance(b.get("text"), str))
+
+
 def _lenient_json_line(finding: Finding, frames: list) -> bool:
     """ERR-007 on a line that Python's json reads (NaN, Infinity) but that is not JSON: the agent's
     -32700 (parse error) is right; the transcript parsed the line leniently and expected -32600."""
@@ -121,7 +199,9 @@ def _idkey(value: Any) -> tuple[str, str]:
 
 # rule -> predicate(finding, frames): True for a known false failure of that rule's monitor
 MONITOR_FALSE_FAILURE_ALLOWLIST = {"DELETE-001": _delete_with_malformed_id, "STATE-007": _idle_cancelled_after_delete,
-                                   "CANCEL-013": _answer_to_another_message, "ERR-007": _lenient_json_line}
+                                   "CANCEL-013": _answer_to_another_message, "ERR-007": _lenient_json_line,
+                                   "PERM-001": _session_closing_in_flight, "CANCEL-011": _prompt_with_unadvertised_blocks,
+                                   "TRANSPORT-001": _echo_of_another_prompt}
 
 _DEBUG = bool(__import__("os").environ.get("ACP_FUZZ_DEBUG"))
 _VAR = re.compile(r"\$\{|^\$[A-Za-z_]")
@@ -156,7 +236,11 @@ class StepStats:
     t_total: float = 0.0
     t_start: float = 0.0  # process starts and shutdowns
     t_first: float = 0.0  # waiting for the first answer of each new process (its start-up; in t_target too)
+    t_finish: float = 0.0  # monitors judging at the end of an example (in t_monitors, not in t_target)
+    reductions: int = 0  # runs of candidate scenarios while shrinking a counterexample
     processes: int = 0  # target processes started
+    found_after: float | None = None  # seconds into the run when the first failing example ended
+    found_steps: int = 0  # the length of that example (before shrinking), in scenario steps
     by_kind: dict[str, list[float]] = field(default_factory=dict)  # step kind -> [count, seconds]
     trace: Any = field(default_factory=hashlib.sha256)  # every step of every example, in order
 
@@ -194,11 +278,13 @@ class Judge:
         self.informational_seqs: set[int] = set()
         self.informational_ids: set[Any] = set()
         self._mark_next = False
+        self._informational: set[str] = set()  # digests of the lines an informational note announced
         # ids the suite wrote, per connection (parsed lines), and the lines it wrote that did not parse:
         # a response carrying an id that is in neither answers nothing the suite sent
         self._written: dict[int, set[tuple[str, str]]] = {}
         self._unparsed: dict[int, list[bytes]] = {}
         self.stray: str | None = None  # such a response arrived (the awaited answer will not come)
+        self.finished = False
         self.on_stray = None  # called (in the event loop) when it does: the live target stops waiting
 
     def _provoked_by_informational(self, f: Finding) -> bool:
@@ -214,10 +300,18 @@ class Judge:
 
     def feed(self, frame) -> None:
         t = time.perf_counter()
-        if frame.event == "note" and (frame.detail or {}).get("text") == INFORMATIONAL_NOTE:
-            self._mark_next = True
-        elif frame.direction == "sent" and self._mark_next:
-            self._mark_next = False
+        if frame.event == "note" and str((frame.detail or {}).get("text", "")).startswith(INFORMATIONAL_NOTE):
+            digests = note_digests(frame.detail["text"])
+            if digests is None:
+                self._mark_next = True  # a note of an older scenario file: the next line written
+            else:
+                self._informational.update(digests)
+        elif frame.direction == "sent" and (self._mark_next or (self._informational and
+                                                                line_digest(frame.raw) in self._informational)):
+            if self._mark_next:
+                self._mark_next = False
+            else:
+                self._informational.discard(line_digest(frame.raw))
             self.informational_seqs.add(frame.seq)
             for item in frame.msg if isinstance(frame.msg, list) else [frame.msg]:
                 if isinstance(item, dict) and "id" in item:
@@ -260,10 +354,15 @@ class Judge:
             self.on_stray()
 
     def finish(self) -> None:
-        """The end of the example: the monitors that judge whole connections judge now."""
+        """The end of the example: the monitors that judge whole connections judge now (once)."""
+        if self.finished:
+            return
+        self.finished = True
         t = time.perf_counter()
         self.ctx.finish()
-        self.stats.t_monitors += time.perf_counter() - t
+        dt = time.perf_counter() - t
+        self.stats.t_monitors += dt
+        self.stats.t_finish += dt
 
     def blocking(self, findings: list[Finding]) -> list[Finding]:
         out = []
@@ -286,11 +385,24 @@ class Judge:
         return self.blocking(new)
 
 
-class LiveTarget:
-    """One scenario runner kept open across the steps of an example (through a blocking portal)."""
+# how a step could not be completed: the target died, or stopped answering (or the harness failed)
+_PROBLEM_KINDS = {TargetGone: "died", TargetClosed: "died", WaitTimeout: "timeout", TimeoutError: "timeout",
+                  HarnessError: "harness"}
 
-    def __init__(self, portal, config: FuzzConfig, scenario: Scenario, judge: Judge, stats: StepStats):
-        self.portal = portal
+
+class LiveTarget:
+    """One scenario runner kept open across the steps of an example.
+
+    The runner's event loop belongs to the fuzzing thread: each step runs the loop until the step is
+    done (``run_until_complete``), and between steps, while hypothesis draws the next rule, the loop
+    (and with it the reading of the target's output) waits. One thread and no hand-over per step:
+    with a blocking portal every step cost two wake-ups of the loop's thread and the GIL passing
+    back and forth, which under load was most of a step's time. What the target writes meanwhile
+    waits in the pipe and gets its timestamp when it is read, a millisecond or two late."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, config: FuzzConfig, scenario: Scenario, judge: Judge,
+                 stats: StepStats):
+        self.loop = loop
         self.config = config
         self.scenario = scenario
         self.stats = stats
@@ -301,26 +413,33 @@ class LiveTarget:
                              listeners=[judge.feed])
         self._stop: anyio.Event | None = None
         self._scope: anyio.CancelScope | None = None
-        self._done = None
         self.closed = False
+        self.on_close = None  # called with this target when it closes
+        self.problem_kind: str | None = None  # of the last step: died | timeout | stray | harness | aborted
         t = time.perf_counter()
-        self._done, _ = portal.start_task(self._host)
+        started = loop.run_until_complete(_new_event())
+        self._host_task = loop.create_task(self._host(started))
+        loop.run_until_complete(_first(started.wait(), self._host_task))
         self.stats.t_start += time.perf_counter() - t
 
-    async def _host(self, *, task_status) -> None:
+    async def _host(self, started: asyncio.Event) -> None:
         self._stop = anyio.Event()
-        async with anyio.create_task_group() as tg:
-            self.runner._tg = tg  # the runner's own task group, as Runner.run() would set it
-            try:
-                await self.runner.connect()
-            finally:
-                task_status.started()
-            await self._stop.wait()
-            with anyio.CancelScope(shield=True):
-                await self.runner.disconnect()
-            tg.cancel_scope.cancel()
+        try:
+            async with anyio.create_task_group() as tg:
+                self.runner._tg = tg  # the runner's own task group, as Runner.run() would set it
+                try:
+                    await self.runner.connect()
+                finally:
+                    started.set()
+                await self._stop.wait()
+                with anyio.CancelScope(shield=True):
+                    await self.runner.disconnect()
+                tg.cancel_scope.cancel()
+        except ScenarioAbort:  # the target could not be started: the first step says so
+            pass
 
     async def _exec(self, step: Step) -> str | None:
+        self.problem_kind = None
         with anyio.CancelScope() as scope:  # interrupt() cancels it: the awaited answer will not come
             self._scope = scope
             try:
@@ -328,10 +447,12 @@ class LiveTarget:
                     await self.runner.step(step)
             except (WaitTimeout, TargetGone, TargetClosed, ScenarioAbort, HarnessError, ScenarioSkip,
                     TimeoutError) as e:
+                self.problem_kind = _PROBLEM_KINDS.get(type(e), "aborted")
                 return f"{step.describe()}: {e or type(e).__name__}"
             finally:
                 self._scope = None
         if scope.cancelled_caught:
+            self.problem_kind = "stray"
             return f"{step.describe()}: the suite stopped waiting"
         return None
 
@@ -343,7 +464,7 @@ class LiveTarget:
     def run(self, step: Step) -> str | None:
         t = time.perf_counter()
         try:
-            return self.portal.call(self._exec, step)
+            return self.loop.run_until_complete(self._exec(step))
         finally:
             self.stats.t_target += time.perf_counter() - t
 
@@ -357,15 +478,30 @@ class LiveTarget:
         if self.closed:
             return
         self.closed = True
+        if self.on_close is not None:
+            self.on_close(self)
         t = time.perf_counter()
         try:
             if self._stop is not None:
-                self.portal.call(self._stop.set)
+                self._stop.set()
             with contextlib.suppress(Exception):
-                self._done.result(timeout=15)
+                self.loop.run_until_complete(asyncio.wait_for(self._host_task, 15))
         finally:
             shutil.rmtree(self.tmp, ignore_errors=True)
             self.stats.t_start += time.perf_counter() - t
+
+
+async def _new_event() -> asyncio.Event:
+    return asyncio.Event()
+
+
+async def _first(*aws) -> None:
+    """Until the first of ``aws`` is done (the host task ends early when the target cannot start)."""
+    tasks = [asyncio.ensure_future(a) for a in aws]
+    await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    for t in tasks[:1]:
+        if not t.done():
+            t.cancel()
 
 
 @dataclass
@@ -380,33 +516,55 @@ class Recorded:
     findings: list[Finding] = field(default_factory=list)  # the blocking failures it was failed for
     transcript: list[Any] = field(default_factory=list)  # every frame of the example
     stderr: str = ""  # the tail of what the target wrote on stderr (known once its process ended)
+    broken: str | None = None  # how the target broke: died | timeout | stray (None: a rule failed)
+    answer_steps: list[int] = field(default_factory=list)  # options.permission_answers[i] is for this step
+    fail_index: int = 0  # the steps before it led to the failure; the steps from it on wind down
+    fail_start: int = 0  # the first step of the rule that failed (steps fail_start..fail_index-1)
+    step_frames: list[int] = field(default_factory=list)  # the transcript's length when each step began
+    rule_starts: list[int] = field(default_factory=list)  # the first step of each rule of the example
+
+    def failing_rule(self) -> tuple[int, int]:
+        """(first, last) step of the rule that failed: the rule of the step during which the first
+        blocking finding's offending frame came (a failure judged at the end of a connection points
+        back to it), or of the last step when the target broke."""
+        n = len(self.steps)
+        failing = min(self.fail_index or n, n) - 1
+        if not self.broken and self.findings and self.findings[0].frames and self.step_frames:
+            failing = min(max(bisect.bisect_right(self.step_frames, self.findings[0].frames[0]) - 1, 0), n - 1)
+        starts = [r for r in self.rule_starts if r <= failing] or [min(self.fail_start, failing)]
+        ends = [r - 1 for r in self.rule_starts if r > failing]  # the rule runs on to its end (an await)
+        return max(max(starts), 0), max(min(ends + [failing if self.broken else self.fail_index - 1]), failing, 0)
 
 
 class FuzzSession:
-    """What outlives the examples of one run: the portal, the config, the stats, the last failure."""
+    """What outlives the examples of one run: the event loop, the config, the stats, the failures."""
 
     def __init__(self, config: FuzzConfig):
         self.config = config
         self.gen = strategies_for(config.schema_path)
+        self.fast = fast_generator_for(config.schema_path)
         self.validator = self.gen.validator
         self.stats = StepStats()
         self.last_failure: Recorded | None = None  # the latest failing example
         self.best_failure: Recorded | None = None  # the shortest failing example (what is written out)
         self.failures_seen = 0
         self.deadline: float | None = None  # wall clock (perf_counter) after which no example starts
-        self.shrink_allowance = 0.0
-        self._stack = contextlib.ExitStack()
-        self.portal = self._stack.enter_context(anyio.from_thread.start_blocking_portal())
+        self.budget_stopped = False  # the budget ended the run (BudgetSpent was raised)
+        self.live: set[LiveTarget] = set()  # targets started and not yet closed
+        self.started = time.perf_counter()
+        self.loop = asyncio.new_event_loop()  # run by this thread, a step at a time (see LiveTarget)
 
     def over_budget(self) -> bool:
-        """Past the budget no example runs; with a failure found, shrinking gets half the budget more."""
-        if self.deadline is None:
-            return False
-        now = time.perf_counter()
-        return now > self.deadline + (self.shrink_allowance if self.last_failure is not None else 0.0)
+        """Past the budget no example starts (a running one finishes)."""
+        return self.deadline is not None and time.perf_counter() > self.deadline
 
     def close(self) -> None:
-        self._stack.close()
+        try:
+            for target in list(self.live):  # an example that ended without its teardown: stop its process
+                target.close()
+            self.loop.run_until_complete(self.loop.shutdown_asyncgens())
+        finally:
+            self.loop.close()
 
 
 _SESSION_METHODS = ("session/prompt", "session/close", "session/delete", "session/resume", "session/set_config_option")
@@ -414,22 +572,39 @@ _SESSION_METHODS = ("session/prompt", "session/close", "session/delete", "sessio
 
 def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
     gen = fs.gen
-    any_block = gen.definition("ContentBlock")
-    block_of_type = gen.branches("ContentBlock")  # type -> its blocks (text, image, ..., resource)
-    prompts_by_caps: dict[tuple[str, ...], st.SearchStrategy] = {}
+    # payloads (params, content blocks) come from the fast generator, hypothesis drawing only its seed:
+    # one choice instead of dozens per payload (an eighth less CPU per step, and more rules fit in an
+    # example); the counterexample is shrunk as a scenario (reduce.py), not through hypothesis' choices
+    fast = fs.fast
+    payload = fast.strategy
 
-    def prompt_blocks(accepts: tuple[str, ...]) -> st.SearchStrategy:
-        """1..MAX_ITEMS blocks; three in four of the kinds the agent advertised (so that most prompts get
-        past its validation to its logic), one in four of any kind (which it may rightly reject)."""
-        s = prompts_by_caps.get(accepts)
+    def params_of(method: str) -> st.SearchStrategy:
+        m = gen.schema.methods[method]
+        return payload(m.params) if m.params else st.just({})
+
+    any_block = payload("ContentBlock")
+    block_of_type = fast.branches("ContentBlock")  # type -> its blocks (text, image, ..., resource)
+    blocks_by_types: dict[tuple[str, ...] | None, st.SearchStrategy] = {}
+    # envelope cases carry ids of their own: none that the example has used (built once, not per draw)
+    used_now: list[set] = [set()]
+    fresh_envelope_cases = envelope_cases(request_ids.filter(lambda i: (type(i).__name__, i) not in used_now[0]))
+
+    def blocks_of(accepts: tuple[str, ...] | None) -> st.SearchStrategy:
+        """1..MAX_ITEMS content blocks of the types ``accepts`` (None: of any type)."""
+        s = blocks_by_types.get(accepts)
         if s is None:
-            taken = st.one_of([block_of_type[t] for t in accepts if t in block_of_type])
-            s = prompts_by_caps[accepts] = st.lists(st.one_of(taken, taken, taken, any_block), min_size=1,
-                                                     max_size=MAX_ITEMS)
+            block = any_block if accepts is None else st.one_of([block_of_type[t] for t in accepts
+                                                                  if t in block_of_type])
+            # the number of blocks is drawn first, uniformly (hypothesis' own list sizes favour one or
+            # two items: a prompt of three or more blocks came once in five)
+            s = blocks_by_types[accepts] = st.integers(1, MAX_ITEMS).flatmap(
+                lambda n: st.lists(block, min_size=n, max_size=n))
         return s
-    invalid = st.sampled_from(["initialize", "session/new", "session/prompt", "session/resume", "session/list",
-                               "session/set_config_option", "session/close", "session/delete"]) \
-        .flatmap(lambda m: invalid_request(gen, m))
+
+    invalid_of = {m: invalid_request(gen, m) for m in ("initialize", "session/new", "session/prompt",
+                                                      "session/resume", "session/list", "session/set_config_option",
+                                                      "session/close", "session/delete")}  # built once each
+    invalid = st.sampled_from(sorted(invalid_of)).flatmap(invalid_of.__getitem__)
     other_methods = ["auth/login", "auth/logout", "tool_call/cancel", "terminal/cancel", "session/list"]
 
     class AgentMachine(RuleBasedStateMachine):
@@ -439,12 +614,16 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
             super().__init__()
             fs.stats.examples += 1
             self.options: dict[str, Any] = {"permission_answers": []}
+            self.answer_steps: list[int] = []  # for each permission answer, the step of the prompt it is for
             self.scenario = Scenario("fuzz", Path("fuzz.yaml"), [], [], options=self.options)
             self.judge = Judge(fs.validator, self.options, fs.stats, fs.config.strict)
             self.steps: list[dict[str, Any]] = []
             if fs.over_budget():  # ends the run (not this example: see BudgetSpent)
+                fs.budget_stopped = True
                 raise BudgetSpent()
-            self.target = LiveTarget(fs.portal, fs.config, self.scenario, self.judge, fs.stats)
+            self.target = LiveTarget(fs.loop, fs.config, self.scenario, self.judge, fs.stats)
+            fs.live.add(self.target)
+            self.target.on_close = fs.live.discard
             fs.stats.processes += 1
             self.judge.on_stray = self.target.interrupt
             self.fresh_process = True  # the next request waits for the process to start
@@ -453,15 +632,25 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
             self.used_ids: set[tuple[str, Any]] = set()
             self.n = 0
             self.broken: str | None = None
+            self.target_broken: str | None = None
+            self.fail_index: int | None = None  # steps before the failure (the rest winds down)
+            self.rule_start = 0  # the first step of the rule running now
+            self.rule_starts: list[int] = [0]
+            self.step_frames: list[int] = []  # the transcript's length when each step began
 
         # -- running steps ---------------------------------------------------------------------
-        def do(self, raw: dict[str, Any], *, check: bool = True) -> str | None:
+        def do(self, raw: dict[str, Any], *, tolerate: bool = False) -> str | None:
+            """Run one step. A target that dies, stops answering or answers what it was not asked fails
+            the example at once (unless ``tolerate``: then the problem is returned); the rules are
+            judged after each rule of the machine (``no_blocking_failure``), so that a rule runs to its
+            end (a prompt to its idle) and the written scenario never stops in the middle of a turn."""
             if self.broken:
                 raise FuzzFailure(self.broken)
             if self.target is None:
                 return None
             (kind, args), = raw.items()
             self.steps.append(raw)
+            self.step_frames.append(len(self.judge.ctx.frames))
             fs.stats.trace.update(json.dumps(raw, sort_keys=True, default=str).encode())
             if kind in ("request", "notify", "raw", "restart", "cancel"):
                 fs.stats.steps += 1
@@ -477,36 +666,75 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
             k = fs.stats.by_kind.setdefault(kind if kind != "request" else args["method"], [0, 0.0])
             k[0] += 1
             k[1] += dt
-            problem = problem or self.judge.stray
-            if problem is not None:
-                self.fail_broken(problem)
-            if check:
-                self.check()
+            how = self.target.problem_kind
+            if self.judge.stray is not None:  # the step was interrupted (or would wait in vain)
+                problem, how = f"step {len(self.steps)} ({kind}): {self.judge.stray}", "stray"
+            if problem is not None and not tolerate:
+                self.fail_broken(problem, how)
             return problem
 
-        def fail_broken(self, problem: str) -> None:
+        def fail_broken(self, problem: str, how: str | None) -> None:
             """The target died, stopped answering, or answered what was never asked: end the connection
             so that the monitors judge it (a death or a stray answer fails a rule), then fail with both."""
+            self.target_broken = how or "aborted"
+            self.fail_index = len(self.steps)
             self.target.close()
             self.judge.finish()
             bad = self.judge.new_failures()
-            named = "; ".join(f"{f.rule} failed: {f.message}" for f in bad[:3])
-            self.fail(f"the target stopped answering or died: {problem}" + (f" ({named})" if named else ""), bad)
+            self.fail(failure_message(problem, bool(self.judge.stray), bad), bad, epilogue=self.wind_down_steps())
+
+        def wind_down_steps(self) -> list[dict[str, Any]]:
+            """The steps that would end the work still running (not run: the target is gone). They close
+            the written scenario, so that a correct target that runs it past the failure point ends its
+            turns instead of being cut off in the middle of one."""
+            out: list[dict[str, Any]] = [{"await": {"idle": ref}} for ref, s in self.sessions.items() if s.get("ending")]
+            for ref in self.alive(busy=True):
+                out += [{"cancel": {"session": ref}}, {"await": {"idle": ref}}]
+            for s in self.sessions.values():
+                out += [{"await": {"response": "$" + save}} for save in s["pending"]]
+            return out
 
         def check(self) -> None:
             bad = self.judge.new_failures()
             if bad:
-                f = bad[0]
-                self.fail(f"{f.rule} failed: {f.message}", bad)
+                self.fail_index = len(self.steps)
+                self.wind_down(tolerate=True)  # the turns it left running end, and are in the scenario
+                self.target.close()
+                self.judge.finish()
+                bad += self.judge.new_failures()
+                self.fail(failure_message(None, False, bad), bad)
 
-        def fail(self, message: str, bad: list[Finding] | None = None) -> None:
+        def wind_down(self, tolerate: bool = False) -> None:
+            """Cancel the work still running and wait for the answers still owed."""
+            for ref in list(self.sessions):
+                if self.idle(ref, tolerate):
+                    return
+            for ref in self.alive(busy=True):
+                if self.do({"cancel": {"session": ref}}, tolerate=tolerate) \
+                        or self.do({"await": {"idle": ref}}, tolerate=tolerate) or self.settle(ref, tolerate):
+                    return
+            for ref, s in self.sessions.items():
+                for save in s["pending"]:
+                    if self.do({"await": {"response": "$" + save}}, tolerate=tolerate):
+                        return
+                s["pending"] = []
+
+        def fail(self, message: str, bad: list[Finding] | None = None, epilogue: list | None = None) -> None:
             frames = [fr.text(300) for fr in self.judge.ctx.frames[-12:]]
             bad = bad or []
             stderr = [t for t in self.target.runner.result.stderr if t.strip()] if self.target is not None else []
-            rec = Recorded(list(self.steps), _copy_options(self.options), message, [f.rule for f in bad], frames,
+            rec = Recorded(list(self.steps) + list(epilogue or []), _copy_options(self.options), message,
+                           [f.rule for f in bad], frames,
                            findings=list(bad), transcript=list(self.judge.ctx.frames),
-                           stderr=stderr[-1][-2000:] if stderr else "")
+                           stderr=stderr[-1][-2000:] if stderr else "", broken=self.target_broken,
+                           answer_steps=list(self.answer_steps),
+                           fail_index=self.fail_index if self.fail_index is not None else len(self.steps),
+                           fail_start=self.rule_start, step_frames=list(self.step_frames),
+                           rule_starts=list(self.rule_starts))
             fs.last_failure = rec
+            if fs.best_failure is None:
+                fs.stats.found_after = time.perf_counter() - fs.started
+                fs.stats.found_steps = len(rec.steps)
             if fs.best_failure is None or len(rec.steps) <= len(fs.best_failure.steps):
                 fs.best_failure = rec
             fs.failures_seen += 1
@@ -549,8 +777,15 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
             return sorted(r for r, s in self.sessions.items() if not s["deleted"])
 
         # -- rules -------------------------------------------------------------------------------
-        @initialize(params=gen.definition("InitializeRequest"), rid=request_ids)
-        def start(self, params, rid):
+        # a connection starts with a session: hypothesis enables a random subset of the rules in each
+        # example (swarm testing), and an example whose new_session is off would otherwise never
+        # reach a session rule at all (half of them did)
+        @initialize(params=payload("InitializeRequest"), rid=request_ids, session_rid=request_ids)
+        def start(self, params, rid, session_rid):
+            self.initialize_connection(params, rid)
+            self.new_session(None, session_rid)
+
+        def initialize_connection(self, params, rid):
             # every request carries an explicit id (none from the runner's counter), so generated
             # ids never collide with the suite's own, in the fuzz run and in its replay alike
             params = {**params, "protocolVersion": 2}
@@ -562,45 +797,82 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
             if self.target is not None:
                 self.accepts = _accepted_blocks(self.target.var(save).result)
 
-        @precondition(lambda self: len(self.sessions) < 4)
-        @rule(generated=st.none() | gen.params("session/new"), rid=request_ids)
+        @precondition(lambda self: len(self.known()) < 4)
+        @rule(generated=st.none() | params_of("session/new"), rid=request_ids)
         def new_session(self, generated, rid):
             params = {"cwd": "$cwd"} if generated is None or _has_var(generated) else generated
             save = self.request("session/new", params, rid)
             if self.ok(save):
                 result = self.target.var(save).result
                 self.sessions[f"${save}.result.sessionId"] = {
-                    "alive": True, "busy": False, "deleted": False, "pending": [], "cwd": params["cwd"],
+                    "alive": True, "busy": False, "ending": False, "deleted": False, "pending": [], "cwd": params["cwd"],
                     "config": result.get("configOptions") if isinstance(result, dict) else None}
 
+        # prompts are the heart of the protocol: two rules of their own (generated content blocks, and
+        # the configured prompts that steer an agent into its behaviours), so that they get two
+        # shares of the steps and swarm testing can switch either on alone
         @precondition(lambda self: self.alive(busy=False))
-        @rule(data=st.data(), rid=request_ids, kind=st.sampled_from(["blocks", "simple", "tool", "permission"]),
-              answer=st.sampled_from(PERMISSION_ANSWERS))
-        def prompt(self, data, rid, kind, answer):
+        @rule(data=st.data(), rid=request_ids, anything=st.integers(0, 3).map(lambda i: i == 3))
+        def prompt_blocks(self, data, rid, anything):
+            """1..MAX_ITEMS generated blocks: in three prompts of four only kinds the agent advertised
+            (so that they get past its validation to its logic), else of any kind (it may reject them)."""
             ref = data.draw(st.sampled_from(self.alive(busy=False)), label="session")
-            if kind == "blocks":
-                content = data.draw(prompt_blocks(self.accepts), label="prompt")
-                if _has_var(content):
-                    content = [{"type": "text", "text": ""}]
-            else:
-                if kind == "permission":
-                    self.options["permission_answers"].append(answer)
-                content = [{"type": "text", "text": fs.config.prompts[kind]}]
+            content = data.draw(blocks_of(None if anything else self.accepts), label="prompt")
+            if _has_var(content):
+                content = [{"type": "text", "text": ""}]
+            self.prompt(ref, content, rid)
+
+        @precondition(lambda self: self.alive(busy=False))
+        @rule(data=st.data(), rid=request_ids, kind=st.sampled_from(["simple", "tool", "permission"]),
+              answer=st.sampled_from(PERMISSION_ANSWERS))
+        def prompt_steered(self, data, rid, kind, answer):
+            """A configured prompt: a plain answer, a tool call, a permission request (answered as drawn)."""
+            ref = data.draw(st.sampled_from(self.alive(busy=False)), label="session")
+            if kind == "permission":
+                self.options["permission_answers"].append(answer)
+                self.answer_steps.append(len(self.steps))  # the prompt's step (for the reducer)
+            self.prompt(ref, [{"type": "text", "text": fs.config.prompts[kind]}], rid)
+            if kind == "permission":
+                # answers are taken in the order the agent asks: this turn asks (and ends) before any
+                # later step can make the agent ask, in the fuzz run and in its replay alike
+                self.idle(ref)
+
+        def prompt(self, ref: str, content: list, rid) -> None:
+            """A prompt whose turn ends by itself: its idle is awaited only when a later step needs the
+            session again (``idle``), so that steps on other sessions go on while the agent works (its
+            turns interleave, and its time to answer overlaps the fuzzer's)."""
+            self.idle(ref)
             save = self.request("session/prompt", {"sessionId": ref, "prompt": content}, rid)
             if self.ok(save):
-                self.do({"await": {"idle": ref}})
+                self.sessions[ref]["ending"] = True
+
+        def idle(self, ref: str, tolerate: bool = False) -> str | None:
+            """Wait for the end of the session's turn that ends by itself, if one runs."""
+            s = self.sessions[ref]
+            if not s.get("ending"):
+                return None
+            s["ending"] = False
+            return self.do({"await": {"idle": ref}}, tolerate=tolerate)
 
         @precondition(lambda self: self.alive(busy=False))
         @rule(data=st.data(), rid=request_ids, kind=st.sampled_from(["long", "hold"]))
         def prompt_long(self, data, rid, kind):
             """Work that runs until it is cancelled (or for seconds): the session is busy meanwhile."""
             ref = data.draw(st.sampled_from(self.alive(busy=False)), label="session")
+            self.idle(ref)
             text = fs.config.prompts["permission" if kind == "hold" else kind]
             if kind == "hold":
                 self.options["permission_answers"].append("hold")
+                self.answer_steps.append(len(self.steps))
             save = self.request("session/prompt", {"sessionId": ref, "prompt": [{"type": "text", "text": text}]}, rid)
             if self.ok(save):
                 self.sessions[ref]["busy"] = True
+                if kind == "hold":
+                    # permission answers are taken in the order the agent asks: let this turn ask (and
+                    # take its "hold") before any later step can ask, so that the order is the steps'
+                    # order in the fuzz run and in its replay alike
+                    self.do({"await": {"update": {"session": ref, "kind": "state_update", "state": "requires_action"},
+                                       "optional": True, "timeout": min(fs.config.timeout, 1.0)}})
 
         @precondition(lambda self: self.alive(busy=True))
         @rule(data=st.data(), rid=request_ids)
@@ -619,13 +891,16 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
             self.do({"await": {"idle": ref}})
             self.settle(ref)
 
-        def settle(self, ref: str) -> None:
+        def settle(self, ref: str, tolerate: bool = False) -> str | None:
             """The session's work is over: its held prompts are answered (-32800 or run) before we go on."""
             s = self.sessions[ref]
             s["busy"] = False
-            for save in s["pending"]:
-                self.do({"await": {"response": "$" + save}})
-            s["pending"] = []
+            pending, s["pending"] = s["pending"], []
+            for save in pending:
+                problem = self.do({"await": {"response": "$" + save}}, tolerate=tolerate)
+                if problem:
+                    return problem
+            return None
 
         @precondition(lambda self: any(s["pending"] for s in self.sessions.values()))
         @rule(data=st.data())
@@ -650,33 +925,35 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
                 params = {}
             self.request("session/list", params, rid)
 
-        @precondition(lambda self: self.alive())
-        @rule(data=st.data(), rid=request_ids)
-        def close(self, data, rid):
-            ref = data.draw(st.sampled_from(self.alive()), label="session")
-            self.request("session/close", {"sessionId": ref}, rid)
-            self.sessions[ref]["alive"] = False
-            self.settle(ref)
-
+        # closing and deleting share one rule (a session ends one way or the other), so that ending
+        # sessions does not take two shares of the steps from the traffic inside them
         @precondition(lambda self: self.known())
-        @rule(data=st.data(), rid=request_ids)
-        def delete(self, data, rid):
-            ref = data.draw(st.sampled_from(self.known()), label="session")
-            self.request("session/delete", {"sessionId": ref}, rid)
-            s = self.sessions[ref]
-            s.update(alive=False, deleted=True)
+        @rule(data=st.data(), rid=request_ids, how=st.sampled_from(["close", "delete"]))
+        def end_session(self, data, rid, how):
+            if how == "close" and self.alive():
+                ref = data.draw(st.sampled_from(self.alive()), label="session")
+                self.idle(ref)
+                self.request("session/close", {"sessionId": ref}, rid)
+                self.sessions[ref]["alive"] = False
+            else:
+                ref = data.draw(st.sampled_from(self.known()), label="session")
+                self.idle(ref)
+                self.request("session/delete", {"sessionId": ref}, rid)
+                self.sessions[ref].update(alive=False, deleted=True)
             self.settle(ref)
 
-        # one resume in five first moves to a new process: a process start costs as much as dozens of
-        # steps, so restarts are kept rare enough that most time goes to traffic
+        # one resume in sixteen first moves to a new process: a process start costs as much as dozens
+        # of steps (with one in eight, restarts took a fifth of a run), so they are kept rare enough
+        # that most time goes to traffic
         @precondition(lambda self: any(not s["busy"] for s in self.sessions.values() if not s["deleted"]))
         @rule(data=st.data(), rid=request_ids, replay=st.sampled_from(["none", "start", "null"]),
-              new_process=st.integers(0, 4).map(lambda i: i == 4))
+              new_process=st.integers(0, 15).map(lambda i: i == 15))
         def resume(self, data, rid, replay, new_process):
             ref = data.draw(st.sampled_from(sorted(r for r in self.known() if not self.sessions[r]["busy"])),
                             label="session")
             if new_process and not self.alive(busy=True):
                 self.restart()
+            self.idle(ref)
             s = self.sessions[ref]
             params: dict[str, Any] = {"sessionId": ref, "cwd": s.get("cwd") or "$cwd"}
             if replay == "start":
@@ -689,17 +966,20 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
 
         def restart(self):
             """A new agent process in the same directory (sessions persist; none is active there)."""
+            for ref in list(self.sessions):
+                self.idle(ref)
             self.do({"restart": {}})
             self.used_ids.clear()
             for s in self.sessions.values():
                 s["alive"] = False
-            self.start({"protocolVersion": 2, "info": {"name": "fuzz", "version": "0"}}, 0)
+            self.initialize_connection({"protocolVersion": 2, "info": {"name": "fuzz", "version": "0"}}, 0)
 
         @precondition(lambda self: self.alive())
-        @rule(data=st.data(), generated=st.none() | gen.params("session/set_config_option"), rid=request_ids)
+        @rule(data=st.data(), generated=st.none() | params_of("session/set_config_option"), rid=request_ids)
         def set_config(self, data, generated, rid):
             """An advertised option set to one of its values, or a generated (mostly unknown) one."""
             ref = data.draw(st.sampled_from(self.alive()), label="session")
+            self.idle(ref)
             options = [o for o in self.sessions[ref].get("config") or [] if isinstance(o, dict)
                        and o.get("type") in ("select", "boolean") and isinstance(o.get("configId"), str)]
             if generated is None and options:
@@ -726,6 +1006,7 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
             if "sessionId" in params and isinstance(params["sessionId"], str) and self.alive(busy=False) \
                     and data.draw(st.booleans(), label="real session"):
                 params["sessionId"] = data.draw(st.sampled_from(self.alive(busy=False)), label="session")
+                self.idle(params["sessionId"])  # a later await of its idle looks for one after this request
             if _has_var(params):
                 return
             self.request(inv.method, params, rid)  # a failed re-initialize leaves the connection as it was
@@ -741,7 +1022,7 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
             self.request(method, params, rid)
 
         def other_request(self, data, method, rid):
-            params = data.draw(gen.params(method), label="params")
+            params = data.draw(params_of(method), label="params")
             if not _has_var(params):
                 self.request(method, params, rid)
 
@@ -759,7 +1040,7 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
                     if isinstance(item, dict) and isinstance(item.get("id"), (str, int, float)):
                         self.used_ids.add((type(item["id"]).__name__, item["id"]))
             if case.informational:
-                self.do({"note": {"text": INFORMATIONAL_NOTE}}, check=False)
+                self.do({"note": {"text": informational_note(case.lines)}})
             for line in case.lines:
                 self.do(step_for(line))
             self.request("session/list", {}, rid)
@@ -773,7 +1054,7 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
             if kind == "cancel_request_unknown":
                 self.cancel_request_unknown(d(request_ids, "rid"))
             elif kind == "list_sessions":
-                self.list_sessions(d(request_ids, "rid"), d(gen.params("session/list"), "params"))
+                self.list_sessions(d(request_ids, "rid"), d(params_of("session/list"), "params"))
             elif kind == "invalid_request":
                 self.invalid_request(data, d(invalid, "invalid"), d(request_ids, "rid"))
             elif kind == "unknown_session":
@@ -781,25 +1062,21 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
             elif kind == "other_request":
                 self.other_request(data, d(st.sampled_from(other_methods), "method"), d(request_ids, "rid"))
             else:
-                fresh = request_ids.filter(lambda i: (type(i).__name__, i) not in self.used_ids)
-                self.envelope(d(envelope_cases(fresh), "case"), d(request_ids, "rid"))
+                used_now[0] = self.used_ids
+                self.envelope(d(fresh_envelope_cases, "case"), d(request_ids, "rid"))
 
         @invariant()
         def no_blocking_failure(self):
             self.check()
+            self.rule_start = len(self.steps)  # the next rule's first step
+            self.rule_starts.append(self.rule_start)
 
         def teardown(self):
             if self.target is None:
                 return
             try:
                 if not self.broken:
-                    for ref in self.alive(busy=True):
-                        self.do({"cancel": {"session": ref}})
-                        self.do({"await": {"idle": ref}})
-                        self.settle(ref)
-                    for ref, s in self.sessions.items():
-                        for save in s["pending"]:
-                            self.do({"await": {"response": "$" + save}})
+                    self.wind_down()
             finally:
                 self.target.close()
             if not self.broken:
@@ -807,6 +1084,16 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
                 self.check()
 
     return AgentMachine
+
+
+def failure_message(problem: str | None, stray: bool, bad: list[Finding]) -> str:
+    """One account of a failed example: the step that broke (if the target died, stopped answering or
+    answered what it was not asked) and the blocking rules that failed."""
+    if problem is None:
+        return f"{bad[0].rule} failed: {bad[0].message}" if bad else "the example failed"
+    named = "; ".join(f"{f.rule} failed: {f.message}" for f in bad[:3])
+    what = "the target answered what it was never asked" if stray else "the target stopped answering or died"
+    return f"{what}: {problem}" + (f" ({named})" if named else "")
 
 
 # prompt capabilities (capabilities.session.prompt.*) -> the content block type they admit
