@@ -90,6 +90,27 @@ def _session_of(step: dict[str, Any]) -> Any:
     return None
 
 
+def _idles_owed(steps: list[dict[str, Any]]) -> bool:
+    """Every ``await: idle`` of a session follows a prompt of it not yet matched by an earlier await.
+
+    A candidate that drops a prompt but keeps the await of its idle waits for an idle nobody owes: it
+    "fails" against any agent, the correct one too, so it is no counterexample.
+    """
+    owed: dict[Any, int] = {}
+    for step in steps:
+        (kind, args), = step.items()
+        sid = _session_of(step)
+        if kind == "request" and sid is not None:
+            owed[repr(sid)] = owed.get(repr(sid), 0) + 1
+        elif kind == "prompt" and isinstance(args, dict):
+            owed[repr(args.get("session"))] = owed.get(repr(args.get("session")), 0) + 1
+        elif kind == "await" and sid is not None:
+            if owed.get(repr(sid), 0) <= 0:
+                return False
+            owed[repr(sid)] -= 1
+    return True
+
+
 def _deps(steps: list[dict[str, Any]]) -> list[set[int]]:
     """For each step, the earlier steps it needs: those that saved what it refers to ($r2 ...), and, for
     a cancel or an await of idle, the last prompt sent to that session (without it there is no turn to
@@ -327,7 +348,7 @@ class Reducer:
                          new_index[self.lo], new_index[self.failing])
 
     def _try(self, steps: list[dict[str, Any]], answers: list[tuple[int, str]], lo: int, failing: int) -> bool:
-        if not self.time_left():
+        if not self.time_left() or not _idles_owed(steps):
             return False
         out = self.run(steps, answers)
         if _DEBUG:

@@ -710,6 +710,10 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
                 if self.idle(ref, tolerate):
                     return
             for ref in self.alive(busy=True):
+                if self.turn_over(ref):
+                    if self.settle(ref, tolerate):
+                        return
+                    continue
                 if self.do({"cancel": {"session": ref}}, tolerate=tolerate) \
                         or self.do({"await": {"idle": ref}}, tolerate=tolerate) or self.settle(ref, tolerate):
                     return
@@ -866,7 +870,7 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
                 self.answer_steps.append(len(self.steps))
             save = self.request("session/prompt", {"sessionId": ref, "prompt": [{"type": "text", "text": text}]}, rid)
             if self.ok(save):
-                self.sessions[ref]["busy"] = True
+                self.sessions[ref].update(busy=True, since=len(self.judge.ctx.frames))
                 if kind == "hold":
                     # permission answers are taken in the order the agent asks: let this turn ask (and
                     # take its "hold") before any later step can ask, so that the order is the steps'
@@ -887,9 +891,30 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
         @rule(data=st.data())
         def cancel(self, data):
             ref = data.draw(st.sampled_from(self.alive(busy=True)), label="session")
+            if self.turn_over(ref):  # nothing left to cancel: an idle after a cancel would never come
+                self.settle(ref)
+                return
             self.do({"cancel": {"session": ref}})
-            self.do({"await": {"idle": ref}})
+            # optional: the turn may have ended before the cancel (an agent that did not do what the
+            # steering prompt does to the reference agent); a missing idle for active work is CANCEL-001's
+            self.do({"await": {"idle": ref, "optional": True}})
             self.settle(ref)
+
+        def turn_over(self, ref: str) -> bool:
+            """Has the session's long turn ended by itself? The steering prompts make the reference agent
+            work until cancelled; another agent may answer them at once, with an idle already sent."""
+            sid = self.target.var(ref[1:]) if self.target is not None else None
+            since = self.sessions[ref].get("since", 0)
+            for f in self.judge.ctx.frames[since:]:
+                m = f.msg
+                if f.direction != "received" or not isinstance(m, dict) or m.get("method") != "session/update":
+                    continue
+                p = m.get("params")
+                u = p.get("update") if isinstance(p, dict) else None
+                if isinstance(u, dict) and p.get("sessionId") == sid and u.get("sessionUpdate") == "state_update" \
+                        and u.get("state") == "idle":
+                    return True
+            return False
 
         def settle(self, ref: str, tolerate: bool = False) -> str | None:
             """The session's work is over: its held prompts are answered (-32800 or run) before we go on."""
