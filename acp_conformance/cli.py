@@ -152,15 +152,11 @@ def _fuzz_parser(prog: str, replay: bool) -> argparse.ArgumentParser:
 
 def _target_argv(a: argparse.Namespace) -> tuple[str, list[str]]:
     side, cmd = ("agent", a.agent_cmd) if a.agent_cmd is not None else ("client", a.client_cmd)
+    from .target_command import CommandError, target_argv
     try:
-        argv = shlex.split(cmd)
-    except ValueError as e:
-        raise _Usage(f"--{side}-cmd cannot be parsed as a command line: {e}") from None
-    if not argv:
-        raise _Usage(f"--{side}-cmd is empty: give the command that starts your {side}")
-    import shutil
-    if shutil.which(argv[0]) is None and not Path(argv[0]).exists():
-        raise _Usage(f"--{side}-cmd: {argv[0]!r} is not a command on PATH nor a file")
+        argv = target_argv(side, cmd)
+    except CommandError as e:
+        raise _Usage(str(e)) from None
     if not a.timeout > 0:
         raise _Usage(f"--timeout must be a positive number of seconds (got {a.timeout!r})")
     return side, argv

@@ -148,15 +148,11 @@ def _side(config: pytest.Config) -> str | None:
 def _settings(config: pytest.Config) -> dict[str, Any]:
     side = _side(config)
     who = side  # the target's role, in the option names: --agent-cmd / --client-cmd, --acp-agent-env, ...
-    cmd = config.getoption(f"acp_{who}_cmd")
+    from .target_command import CommandError, target_argv
     try:
-        argv = shlex.split(cmd)
-    except ValueError as e:
-        raise UsageError(f"--{who}-cmd cannot be parsed as a command line: {e}") from None
-    if not argv:
-        raise UsageError(f"--{who}-cmd is empty: give the command that starts your {who}")
-    if shutil.which(argv[0]) is None and not Path(argv[0]).exists():
-        raise UsageError(f"--{who}-cmd: {argv[0]!r} is not a command on PATH nor a file")
+        argv = target_argv(who, config.getoption(f"acp_{who}_cmd"))
+    except CommandError as e:
+        raise UsageError(str(e)) from None
     env = {}
     for item in config.getoption(f"acp_{who}_env"):
         if "=" not in item or item.startswith("="):

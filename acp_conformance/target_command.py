@@ -1,0 +1,24 @@
+"""The target's command line as the user gave it (--agent-cmd / --client-cmd), checked once for
+the pytest plugin and the console script alike."""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+from pathlib import Path
+
+
+class CommandError(ValueError):
+    """The command line cannot start anything; the message is one sentence for the user."""
+
+
+def target_argv(side: str, cmd: str) -> list[str]:
+    try:
+        argv = shlex.split(cmd)
+    except ValueError as e:
+        raise CommandError(f"--{side}-cmd cannot be parsed as a command line: {e}") from None
+    if not argv:
+        raise CommandError(f"--{side}-cmd is empty: give the command that starts your {side}")
+    if shutil.which(argv[0]) is None and not Path(argv[0]).exists():
+        raise CommandError(f"--{side}-cmd: {argv[0]!r} is not a command on PATH nor a file")
+    return argv
