@@ -144,6 +144,9 @@ def _fuzz_parser(prog: str, replay: bool) -> argparse.ArgumentParser:
         p.add_argument("--steps", type=int, default=100, metavar="N", help="rules per example (default 100)")
         p.add_argument("--report-dir", default="reports", metavar="DIR",
                        help="where fuzz-report.json and the shrunk counterexample go (default reports/)")
+        p.add_argument("--no-prestart", action="store_true",
+                       help="agents: start each example's process only when the example starts (by default it "
+                            "starts while the example before runs, so two processes of the agent exist at once)")
     p.add_argument("--strict", action="store_true", help="SHOULD-level failures count as findings too")
     p.add_argument("--timeout", type=float, default=5.0, metavar="S",
                    help="seconds to wait for each answer of the target (default 5)")
@@ -193,7 +196,7 @@ def run_fuzz(argv: list[str]) -> int:
     else:
         from .fuzz.run import fuzz
         from .fuzz.stateful import FuzzConfig
-        result = fuzz(FuzzConfig(target, timeout=a.timeout, strict=a.strict), **kw)
+        result = fuzz(FuzzConfig(target, timeout=a.timeout, strict=a.strict, prestart=not a.no_prestart), **kw)
     print("\n".join(fuzz_summary(result, side, target)[1:]))  # the first line is printed above
     return 1 if result.failure else 0
 

@@ -350,6 +350,7 @@ class ScenarioItem(pytest.Item):
             if not any(f.rule == "INIT-001" and f.status == FAIL for f in ctx.findings):
                 ctx.report("INIT-001", FAIL, f"initialize (protocolVersion 2) was answered with protocolVersion 1: "
                            f"{V1_NOTE}.", "A v2 agent answers protocolVersion 2.", [v1])
+        _redact_outcome(state, ctx.findings, result)
         for f in ctx.findings:
             f.test = self.nodeid
         transcript_path = self._write_transcript(state, result)
@@ -404,6 +405,7 @@ class ScenarioItem(pytest.Item):
         # a both-side monitor also speaks of agent-only rules; only the client's rules are judged here
         ctx.findings = [f for f in ctx.findings if f.rule in state.catalog
                         and state.catalog[f.rule].side in ("client", "both")]
+        _redact_outcome(state, ctx.findings, result)
         for f in ctx.findings:
             f.test = self.nodeid
         transcript_path = self._write_transcript(state, result)
@@ -440,6 +442,14 @@ class ScenarioItem(pytest.Item):
         if isinstance(excinfo.value, AcpFailure):
             return str(excinfo.value)
         return super().repr_failure(excinfo, style)
+
+
+def _redact_outcome(state: SuiteState, findings: list[Finding], result) -> None:
+    """The secret values of the test's frames, masked in its findings, errors and stderr (the text every report
+    and the failure message quote) unless --acp-no-redact; here, where the frames are (an xdist worker)."""
+    if not state.settings.get("no_redact", False):
+        from .report.redact import redact_outcome
+        redact_outcome(findings, result, result.transcript.frames)
 
 
 def _blocking_failures(state: SuiteState, findings: list[Finding]) -> list[Finding]:

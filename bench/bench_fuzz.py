@@ -13,7 +13,8 @@
    ``--fuzz-budget`` seconds, for examples of 100 and of 300 rules (longer examples start fewer agent
    processes per step), and where the time went: generation (hypothesis and the state machine),
    validation and monitors, the target (waiting for its answers), process start and stop (target: at
-   least 200 steps per second).
+   least 200 steps per second); and, as the baseline, the same run with each example's agent process
+   started when the example starts (no spare process started ahead).
 
 Rates depend on the machine and its load: the script prints the load average beside them.
 """
@@ -160,9 +161,10 @@ def validation(seconds: float) -> tuple[float, int]:
     return n / (time.perf_counter() - t0), len(msgs)
 
 
-def stateful(budget: float, steps: int, seed: int):
+def stateful(budget: float, steps: int, seed: int, prestart: bool = True):
     """The run, its time split, and CPU seconds per step of the fuzzer and of the agent processes
-    (which, unlike the wall clock, do not depend on what else the machine runs)."""
+    (which, unlike the wall clock, do not depend on what else the machine runs). ``prestart``: each
+    example's agent process is started while the example before it runs (the default)."""
     from acp_conformance.fuzz.run import fuzz, time_split
     from acp_conformance.fuzz.stateful import FuzzConfig
 
@@ -171,7 +173,7 @@ def stateful(budget: float, steps: int, seed: int):
         return r.ru_utime + r.ru_stime
 
     me, kids = cpu(resource.RUSAGE_SELF), cpu(resource.RUSAGE_CHILDREN)
-    result = fuzz(FuzzConfig(AGENT), seed=seed, max_examples=10 ** 6, budget=budget, step_count=steps)
+    result = fuzz(FuzzConfig(AGENT, prestart=prestart), seed=seed, max_examples=10 ** 6, budget=budget, step_count=steps)
     n = max(result.steps, 1)
     return result, time_split(result), (cpu(resource.RUSAGE_SELF) - me) / n, (cpu(resource.RUSAGE_CHILDREN) - kids) / n
 
@@ -200,15 +202,23 @@ def main() -> int:
     print(f"validation, Validator.check_message  {rate:12,.0f} msgs/s over {distinct} distinct messages "
           "(target >= 100,000/s)")
     print(f"stateful fuzzing of the reference agent, {a.fuzz_budget:g} s each, seed {a.seed} (target >= 200 steps/s):")
-    for steps in (int(x) for x in a.steps.split(",")):
-        result, split, cpu_fuzzer, cpu_agent = stateful(a.fuzz_budget, steps, a.seed)
+    runs = [(int(x), True) for x in a.steps.split(",")]
+    runs.insert(1, (runs[0][0], False))  # the baseline: the default example length, one process at a time
+    rates = {}
+    for steps, prestart in runs:
+        result, split, cpu_fuzzer, cpu_agent = stateful(a.fuzz_budget, steps, a.seed, prestart)
         s = result.stats
-        print(f"  {steps} rules per example: {result.steps} steps in {result.seconds:.1f} s, "
+        rates[steps, prestart] = result.steps_per_second
+        how = "" if prestart else ", each process started when its example starts (no spare)"
+        print(f"  {steps} rules per example{how}: {result.steps} steps in {result.seconds:.1f} s, "
               f"{result.steps_per_second:,.0f} steps/s; {result.examples} examples, {s.processes} agent processes; "
               f"finding: {result.failure or 'none'}")
         print("    time: " + ", ".join(f"{k.replace('_', ' ')} {v:.0%}" for k, v in split.items()))
         print(f"    CPU per step: fuzzer {cpu_fuzzer * 1e3:.2f} ms, agent processes {cpu_agent * 1e3:.2f} ms "
               "(their start-up included)")
+    n = runs[0][0]
+    if rates.get((n, False)):
+        print(f"  spare process started ahead / none: {rates[n, True] / rates[n, False]:.2f}x ({n} rules per example)")
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 

@@ -24,6 +24,10 @@ def narr(x):
 
 S = {"type": "string"}
 NS = {"type": ["string", "null"]}
+# "Format: uri" in the schema reference: an annotation (validators do not assert it; the fuzzer
+# generates URIs there, since a peer may rightly reject a string that is not one)
+URI = {"type": "string", "format": "uri"}
+NURI = {"type": ["string", "null"], "format": "uri"}
 INT = {"type": "integer"}
 NINT = {"type": ["integer", "null"]}
 NNUM = {"type": ["number", "null"]}
@@ -222,11 +226,11 @@ union("ContentBlock", "A piece of displayable content (text, image, audio, resou
                ("resource_link", "ResourceLink"), ("resource", "EmbeddedResource")])
 obj("TextContent", "Plain or Markdown text.", {"text": S, "annotations": nul(ref("Annotations"))}, ["text"])
 obj("ImageContent", "Base64-encoded image data.",
-    {"data": S, "mimeType": ref("MediaType"), "uri": NS, "annotations": nul(ref("Annotations"))}, ["data", "mimeType"])
+    {"data": S, "mimeType": ref("MediaType"), "uri": NURI, "annotations": nul(ref("Annotations"))}, ["data", "mimeType"])
 obj("AudioContent", "Base64-encoded audio data.",
     {"data": S, "mimeType": ref("MediaType"), "annotations": nul(ref("Annotations"))}, ["data", "mimeType"])
 obj("ResourceLink", "A reference to a resource the receiver may be able to read.",
-    {"name": S, "uri": S, "title": NS, "description": NS, "icons": narr(ref("Icon")),
+    {"name": S, "uri": URI, "title": NS, "description": NS, "icons": narr(ref("Icon")),
      "mimeType": nul(ref("MediaType")), "size": NINT, "annotations": nul(ref("Annotations"))}, ["name", "uri"])
 obj("EmbeddedResource", "The full contents of a resource, embedded in the message.",
     {"resource": ref("EmbeddedResourceResource"), "annotations": nul(ref("Annotations"))}, ["resource"])
@@ -234,8 +238,8 @@ D["EmbeddedResourceResource"] = {
     "description": "Embedded resource payload: text contents or base64 blob contents.",
     "anyOf": [ref("TextResourceContents"), ref("BlobResourceContents")],
 }
-obj("TextResourceContents", "Text contents of a resource.", {"text": S, "uri": S, "mimeType": nul(ref("MediaType"))}, ["text", "uri"])
-obj("BlobResourceContents", "Base64 binary contents of a resource.", {"blob": S, "uri": S, "mimeType": nul(ref("MediaType"))}, ["blob", "uri"])
+obj("TextResourceContents", "Text contents of a resource.", {"text": S, "uri": URI, "mimeType": nul(ref("MediaType"))}, ["text", "uri"])
+obj("BlobResourceContents", "Base64 binary contents of a resource.", {"blob": S, "uri": URI, "mimeType": nul(ref("MediaType"))}, ["blob", "uri"])
 obj("Annotations", "Display and routing hints for content: audience, modification time and priority.",
     {"audience": narr(ref("Role")), "lastModified": NS, "priority": NNUM})
 open_enum("Role", "Who content is meant for in a conversation.", ["assistant", "user"])
@@ -421,7 +425,7 @@ union("SessionUpdate", "One update about a session (messages, state, tool calls,
 # ---------------------------------------------------------------- MCP, system prompt, replay, session info
 union("McpServer", "An MCP server the agent should connect to, selected by its transport `type`.", "type",
       [("http", "McpServerHttp"), ("acp", "McpServerAcp"), ("stdio", "McpServerStdio")])
-obj("McpServerHttp", "An MCP server reached over HTTP.", {"name": S, "url": S, "headers": arr(ref("HttpHeader"))}, ["name", "url"])
+obj("McpServerHttp", "An MCP server reached over HTTP.", {"name": S, "url": URI, "headers": arr(ref("HttpHeader"))}, ["name", "url"])
 obj("McpServerAcp", "An MCP server tunnelled through the ACP connection (draft).", {"name": S, "serverId": ref("McpServerAcpId")}, ["name", "serverId"])
 obj("McpServerStdio", "An MCP server the agent starts as a subprocess speaking over stdio.",
     {"name": S, "command": ref("AbsolutePath"), "args": arr(S), "env": arr(ref("EnvVariable"))}, ["name", "command"])
@@ -461,7 +465,7 @@ SCOPES = [{"title": "session", "allOf": [ref("ElicitationSessionScope")]},
 obj("ElicitationFormMode", "Form elicitation: the client renders a form from requestedSchema; scoped to a session or a request.",
     {"requestedSchema": ref("ElicitationSchema")}, ["requestedSchema"], meta=False, oneOf=SCOPES)
 obj("ElicitationUrlMode", "URL elicitation: the client sends the user to a URL; scoped to a session or a request.",
-    {"elicitationId": ref("ElicitationId"), "url": {"type": "string", "format": "uri"}}, ["elicitationId", "url"],
+    {"elicitationId": ref("ElicitationId"), "url": URI}, ["elicitationId", "url"],
     meta=False, oneOf=SCOPES)
 obj("ElicitationSchema", "A restricted JSON Schema of a flat form: an object with typed properties.",
     {"type": ref("ElicitationSchemaType"), "title": NS,

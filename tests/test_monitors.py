@@ -218,10 +218,7 @@ class Player:
 
     def sent(self, text, dt=0.05):
         raw = text.encode()
-        try:
-            msg = json.loads(text)
-        except ValueError:
-            msg = None
+        msg, _problem = parse_line(raw)  # as the peer records a raw line: None when it is not JSON
         return self._add(SENT, raw, msg, dt=dt)
 
     def received(self, text, dt=0.05):
@@ -479,12 +476,29 @@ def test_prompt_011_no_running():
 PROMPT_NO_IDLE = "\n".join(PROMPT.strip().splitlines()[:6])
 
 
+LIST_LATER = "\n".join([C('{"jsonrpc":"2.0","id":90,"method":"session/list","params":{}}'),
+                        A('{"jsonrpc":"2.0","id":90,"result":{"sessions":[]}}')])
+
+
 def test_prompt_012_no_idle():
-    findings = run("\n".join([INIT2, SESSION_NEW, PROMPT_NO_IDLE, "@+10"]))
+    # ten silent seconds, then other traffic: the work had stopped reporting, and no idle came
+    findings = run("\n".join([INIT2, SESSION_NEW, PROMPT_NO_IDLE, "@+10", LIST_LATER]))
     assert_fails(findings, "PROMPT-012")
     assert any("still running" in x for x in msgs(findings, "PROMPT-012", FAIL))
     findings = run("\n".join([INIT2, SESSION_NEW, PROMPT_NO_IDLE, "@+1"]), idle_grace=5.0)
     assert statuses(findings, "PROMPT-012") == [NOT_TESTED]
+
+
+def test_prompt_012_not_judged_while_the_work_still_reports_progress():
+    # a long task still streaming when the connection ends has not ended: there is no idle to owe yet
+    chunk = A('{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess_1","update":'
+              '{"sessionUpdate":"agent_message_chunk","messageId":"msg_a9","content":{"type":"text","text":"7 "}}}}')
+    findings = run("\n".join([INIT2, SESSION_NEW, PROMPT_NO_IDLE, "@+5", chunk, "@+0.5"]))
+    assert statuses(findings, "PROMPT-012") == [NOT_TESTED]
+    assert any("still reporting progress" in f.message for f in findings if f.rule == "PROMPT-012")
+    # the same update long before the end shows nothing about the end: no idle is a failure
+    findings = run("\n".join([INIT2, SESSION_NEW, PROMPT_NO_IDLE, chunk, "@+5", LIST_LATER]))
+    assert_fails(findings, "PROMPT-012")
 
 
 def test_prompt_012_restart_ends_pending_work():
@@ -560,12 +574,12 @@ def test_cancel_001_work_ended_before_cancel():
 def test_cancel_001_no_idle_after_cancel():
     lines = CANCEL.strip().splitlines()
     # an earlier prompt of the session ended with idle: the missing idle after the cancel is CANCEL-001's
-    s = "\n".join([INIT2, SESSION_NEW, PROMPT, *lines[:7], "@+4"])
+    s = "\n".join([INIT2, SESSION_NEW, PROMPT, *lines[:7], "@+4", LIST_LATER])
     findings = run(s)
     assert_fails(findings, "CANCEL-001", also={"PROMPT-012"})
     assert any("waited" in x for x in msgs(findings, "CANCEL-001", FAIL))
     # an agent that never reports idle at all: that is PROMPT-012's failure, the cancel is not judged
-    findings = run("\n".join([INIT2, SESSION_NEW, *lines[:7], "@+4"]))
+    findings = run("\n".join([INIT2, SESSION_NEW, *lines[:7], "@+4", LIST_LATER]))
     assert_fails(findings, "PROMPT-012")
     assert statuses(findings, "CANCEL-001") == [NOT_TESTED]
 

@@ -81,3 +81,17 @@ def test_permission_error_answer_declined_passes():
             + upd({"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "failed"})
             + upd({"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}))
     assert statuses(f, "PERM-005") == [PASS]
+
+
+ASK = ('A->C {"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":{"sessionId":"s1","title":"Delete?",'
+       '"options":[{"optionId":"a","name":"Allow","kind":"allow_once"}]}}\n')
+
+
+def test_permission_request_crossing_the_close_of_its_session():
+    for method in ("session/close", "session/delete"):
+        ending = 'C->A {"jsonrpc":"2.0","id":2,"method":"%s","params":{"sessionId":"s1"}}\n' % method
+        answered = 'A->C {"jsonrpc":"2.0","id":2,"result":{}}\n'
+        # written before the agent answered the close: it crossed the close on the wire, the session was active
+        assert statuses(run(INIT + ending + ASK + answered), "PERM-001") == [PASS], method
+        # written after the agent answered it: the session had ended
+        assert statuses(run(INIT + ending + answered + ASK), "PERM-001") == [FAIL], method

@@ -211,6 +211,16 @@ def test_state_007_cancelled_without_a_stop():
                  st("s1", "idle", stopReason="cancelled")), "STATE-007")
 
 
+def test_state_007_work_cancelled_by_deleting_its_session():
+    # deleting a session with running work cancels it, as closing it does: a stop the client chose
+    delete = req(35, "session/delete", {"sessionId": "s3"})
+    s = change(BASE, req(34, "session/close", {"sessionId": "s3"}), delete)
+    s = change(s, ok(34, {}), ok(35, {}))
+    assert statuses(mine(run(s)), "STATE-007") == [PASS] * 3  # s3 by the delete, s1 and s2 as before
+    # without the delete the same idle is a stop the agent chose
+    assert FAIL in statuses(run(change(s, delete, "")), "STATE-007")
+
+
 def test_prompt_014_invented_stop_reason():
     fails(change(BASE, st("s1", "idle", stopReason="end_turn"), st("s1", "idle", stopReason="done"), count=4),
           "PROMPT-014")
@@ -271,14 +281,74 @@ def test_cancel_011_prompt_after_cancel_rejected():
     fails(s, "CANCEL-011")
 
 
+AFTER_CANCELLED = (user("s1", "u3", "again") + "\n" + ok(6, {"messageId": "u3"}) + "\n" + st("s1", "running") + "\n"
+                   + st("s1", "idle", stopReason="end_turn"))
+IMAGE = {"type": "image", "mimeType": "image/png", "data": "AA=="}
+
+
+def test_cancel_011_prompt_refused_for_its_blocks_is_not_the_session_refusing_it():
+    # the first prompt after the cancelled idle holds a block the agent does not advertise (image without
+    # the prompt capability, a custom type): its -32602 refuses the prompt, not the session
+    for block in (IMAGE, {"type": "_x/custom"}):
+        s = change(change(BASE, prompt(6, "s1", "again"), prompt(6, "s1", blocks=[block])), AFTER_CANCELLED,
+                   err(6, -32602))
+        findings = mine(run(s))
+        assert statuses(findings, "CANCEL-011") == [NOT_TESTED], block
+        assert not bad(findings), [(f.rule, f.status, f.message) for f in findings if f.status in (FAIL, WARN)]
+    # an image the agent advertises (or a text prompt) refused with -32602 is the session refusing prompts
+    advertised = change(BASE, '"capabilities":{"session":{}}', '"capabilities":{"session":{"prompt":{"image":{}}}}',
+                        count=3)
+    fails(change(change(advertised, prompt(6, "s1", "again"), prompt(6, "s1", blocks=[IMAGE])), AFTER_CANCELLED,
+                 err(6, -32602)), "CANCEL-011")
+    assert FAIL in statuses(run(change(BASE, AFTER_CANCELLED, err(6, -32602))), "CANCEL-011")  # PROMPT-008 too
+
+
 def test_cancel_013_answer_to_stale_cancel_request():
     fails(change(BASE, req(11, "session/list", {}), A({"jsonrpc": "2.0", "id": None, "error": {
         "code": -32602, "message": "unknown request"}}) + "\n" + req(11, "session/list", {})), "CANCEL-013")
 
 
+STALE_CANCEL = C({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 10}})
+INVALID_REQUEST = A({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Invalid Request"}})
+
+
+def test_cancel_013_answer_to_another_line_of_the_suite_is_not_the_cancels():
+    # an invalid line written before the stale $/cancel_request is answered after it (id null, or the
+    # line's readable id): that answer is the line's, not an answer to the cancel
+    echoed = A({"jsonrpc": "2.0", "id": "w-7c", "error": {"code": -32600, "message": "Invalid Request"}})
+    for line, answer in ((C({"foo": 1}), INVALID_REQUEST), ("C->A nul", INVALID_REQUEST.replace("-32600", "-32700")),
+                         (C({"jsonrpc": "1.0", "id": "w-7c", "method": "session/list"}), echoed)):
+        s = change(BASE, STALE_CANCEL, line + "\n" + STALE_CANCEL + "\n" + answer)
+        assert statuses(mine(run(s)), "CANCEL-013") == [PASS], line
+    # once that line has had its answer, a further id-null answer after the cancel is the cancel's
+    s = change(BASE, STALE_CANCEL, C({"foo": 1}) + "\n" + INVALID_REQUEST + "\n" + STALE_CANCEL + "\n" + INVALID_REQUEST)
+    assert FAIL in statuses(run(s), "CANCEL-013")
+
+
+def test_cancel_013_answer_after_a_batch_written_after_the_cancel_is_not_charged_to_it():
+    # an agent without batches refuses a batch of notifications whole (-32600, id null): written after
+    # the stale cancel, that answer may be the batch's
+    batch = C([{"jsonrpc": "2.0", "method": "_fuzz/ping", "params": {}}])
+    s = change(BASE, STALE_CANCEL, STALE_CANCEL + "\n" + batch + "\n" + INVALID_REQUEST)
+    got = statuses(mine(run(s)), "CANCEL-013")
+    assert FAIL not in got and INFO in got
+    # with no such line between, the same answer is the cancel's
+    assert FAIL in statuses(run(change(BASE, STALE_CANCEL, STALE_CANCEL + "\n" + INVALID_REQUEST)), "CANCEL-013")
+
+
 def test_prompt_008_resource_link_rejected():
     fails(change(BASE, user("s1", "u4", "see") + "\n" + ok(7, {"messageId": "u4"}) + "\n" + st("s1", "running") + "\n"
                  + st("s1", "idle", stopReason="end_turn"), err(7, -32602)), "PROMPT-008")
+
+
+def test_prompt_008_a_resource_link_whose_uri_is_not_a_uri_may_be_refused():
+    # the schema reference gives ResourceLink.uri "Format: uri": "" and a bare file name are not URIs
+    rejected = change(BASE, user("s1", "u4", "see") + "\n" + ok(7, {"messageId": "u4"}) + "\n" + st("s1", "running")
+                      + "\n" + st("s1", "idle", stopReason="end_turn"), err(7, -32602))
+    for uri in ("", "notes.txt"):
+        s = rejected.replace('"uri":"file:///x"', json.dumps({"uri": uri})[1:-1].replace(": ", ":"))
+        assert f'"uri":"{uri}"' in s
+        assert FAIL not in statuses(run(s), "PROMPT-008"), uri
 
 
 def test_prompt_009_unknown_block_accepted():

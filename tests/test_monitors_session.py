@@ -269,6 +269,16 @@ def test_delete_rules():
     assert st(f, "DELETE-003") == {PASS} and st(f, "DELETE-001") == {SKIP}
 
 
+def test_delete_with_a_sessionid_that_is_not_a_string_deletes_no_session():
+    # a malformed session/delete, rightly rejected with -32602, is no failed delete of a session of this connection
+    for sid in (5, None, ["s1"], {"sessionId": "s1"}):
+        f = run(init() + new(1, "s1") + req(2, "session/delete", {"sessionId": sid}) + err(2, -32602))
+        assert FAIL not in st(f, "DELETE-001"), sid
+    # refusing to delete the connection's own session still fails
+    f = run(init() + new(1, "s1") + req(2, "session/delete", {"sessionId": "s1"}) + err(2, -32602))
+    assert FAIL in st(f, "DELETE-001")
+
+
 # -- auth ------------------------------------------------------------------------------------------
 
 def test_auth_rules():

@@ -224,6 +224,37 @@ def test_stdout_framing():
     assert PASS in statuses(f, "TRANSPORT-002") and PASS in statuses(f, "TRANSPORT-001")
 
 
+def _echo_script(echo_first, echo_second, mids=True):
+    """Two prompts of one session, each echoed; the second one's text (generated) holds "Ã" itself."""
+    import json
+
+    def update(mid, text):
+        u = {"sessionUpdate": "user_message", "content": [{"type": "text", "text": text}]}
+        if mids:
+            u["messageId"] = mid
+        return "A->C " + json.dumps({"jsonrpc": "2.0", "method": "session/update",
+                                     "params": {"sessionId": "s1", "update": u}}, ensure_ascii=False) + "\n"
+
+    def prompt(i, text, echo):
+        return ('C->A ' + json.dumps({"jsonrpc": "2.0", "id": i, "method": "session/prompt", "params": {
+            "sessionId": "s1", "prompt": [{"type": "text", "text": text}]}}, ensure_ascii=False) + "\n"
+                + update(f"u{i}", echo) + f'A->C {{"jsonrpc":"2.0","id":{i},"result":{{"messageId":"u{i}"}}}}\n')
+
+    return (INIT + 'C->A {"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/p"}}\n'
+            + 'A->C {"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}\n'
+            + prompt(2, "héllo ✓", echo_first) + prompt(3, "fuzz Ã¿ text", echo_second))
+
+
+def test_transport_001_echo_is_judged_against_the_prompt_it_echoes():
+    # the faithful echo of a prompt whose text holds "Ã" is no mangled echo of the other prompt
+    for mids in (True, False):  # paired by messageId, or by the text it holds
+        f = run(_echo_script("héllo ✓", "fuzz Ã¿ text", mids))
+        assert FAIL not in statuses(f, "TRANSPORT-001") and PASS in statuses(f, "TRANSPORT-001"), mids
+        # a mangled echo still fails
+        f = run(_echo_script("hÃ©llo âœ“", "fuzz Ã¿ text", mids))
+        assert FAIL in statuses(f, "TRANSPORT-001"), mids
+
+
 def _frames(answer_version):
     import json
     req = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
@@ -353,6 +384,23 @@ def test_late_id_null_answer_after_the_window_closed_is_not_guessed():
     assert FAIL in statuses(f, "ERR-011")
 
 
+def test_nan_and_infinity_are_not_json():
+    # Python's json reads NaN, Infinity and -Infinity; JSON has none of them: such a line is owed a parse
+    # error (-32700, ERR-006), not the -32600 of a JSON value that is not a request (ERR-007)
+    from acp_conformance.wire.transcript import parse_line
+    for raw in (b"NaN", b'{"jsonrpc":"2.0","id":1,"method":"session/list","params":{"n":-Infinity}}', b"[Infinity]"):
+        assert parse_line(raw)[0] is None and "not valid JSON" in parse_line(raw)[1], raw
+    for line in ("NaN", '{"jsonrpc":"2.0","id":Infinity,"method":"session/list","params":{}}'):
+        f = run(INIT + f"C->A {line}\n" + PARSE_ERR + _probe())
+        assert statuses(f, "ERR-006") == [PASS] and not _mine(f, "ERR-007"), line
+        assert not bad(f), [(x.rule, x.status, x.message) for x in f if x.status in (FAIL, WARN)]
+        f = run(INIT + f"C->A {line}\n" + _ts_invalid(None).replace(',"data":null', '') + _probe())
+        assert statuses(f, "ERR-006") == [FAIL], line
+    # a JSON value that is not a request answered with a parse error still fails ERR-007
+    f = run(INIT + FOO + PARSE_ERR + _probe())
+    assert statuses(f, "ERR-007") == [FAIL]
+
+
 # --- initialize: an accepted malformed initialize, and repeats that overlap ------------------------
 
 def _init_req(rid, params):
@@ -420,3 +468,37 @@ def test_repeat_overlapping_an_initialize_in_progress_is_informational():
     script = INIT + i9a + _init_ok('"w-i9a"') + i9b + _init_err('"w-i9b"', -32600) + i7 + _init_err('"w-i7"', -32600)
     f = run(script)
     assert len(_mine(f, "INIT-006", FAIL)) == 2
+
+
+def test_err_004_a_lenient_answer_to_a_line_that_is_not_strict_json_is_not_a_stray():
+    # a byte order mark before the JSON: the suite cannot read the line as written, the agent did and
+    # answered it with the id it carries; the spec says nothing of such lines, so that is noted only
+    bom = INIT + 'C->A \ufeff{"jsonrpc":"2.0","id":55,"method":"session/list","params":{}}\n' \
+        + 'A->C {"jsonrpc":"2.0","id":55,"result":{"sessions":[]}}\n'
+    f = run(bom)
+    assert FAIL not in statuses(f, "ERR-004")
+    assert INFO in statuses(f, "ERR-004")
+    # an id that no line of the suite carried is still a stray answer
+    assert_fails(run(bom.replace('"id":55,"result"', '"id":56,"result"')), "ERR-004", also=("ERR-006",))
+
+
+def test_err_006_json_in_bad_utf8_or_after_a_bom_may_be_read_leniently():
+    from test_monitors import Player
+
+    def played(line: bytes, answer: str | None):
+        p = Player().play(INIT)
+        p._add(SENT, line, None)
+        if answer is not None:
+            p.received(answer)
+        return p.finish()
+
+    served = '{"jsonrpc":"2.0","id":7,"result":{"sessions":[]}}'
+    bad_utf8 = b'{"jsonrpc":"2.0","id":7,"method":"session/list","params":{"cwd":"\xff\xfe"}}'
+    bom = "\ufeff".encode() + b'{"jsonrpc":"2.0","id":7,"method":"session/list","params":{}}'
+    for line in (bad_utf8, bom):
+        f = played(line, served)
+        assert FAIL not in statuses(f, "ERR-006") and INFO in statuses(f, "ERR-006"), line
+        parse_error = '{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}'
+        assert PASS in statuses(played(line, parse_error), "ERR-006"), line
+    # a line that is not JSON however it is read is still owed -32700
+    assert FAIL in statuses(played(b'{"jsonrpc":"2.0","id":7,', None), "ERR-006")

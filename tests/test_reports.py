@@ -23,11 +23,12 @@ import pytest
 
 from suite_run import REFERENCE_AGENT, ROOT, SuiteRun, mutant_cmd, run_suite
 
-from report_targets import SECRETS, VISIBLE, interop_agents
+from report_targets import QUOTED, SECRETS, VISIBLE, interop_agents
 from shared_runs import once_per_session
 from test_client_end_to_end import run_client_suite
 
 TARGETS_SCRIPT = ROOT / "tests" / "report_targets.py"
+QUOTED_CLIENT = [sys.executable, str(TARGETS_SCRIPT), "client-quoted", "--", "{agent}"]
 WAIVED = ("err-002", "ERR-002")  # a mutant that fails this one rule and nothing else in a full run
 BROKEN = ("prompt-006", "PROMPT-006")  # the broken agent of the failure tests (its rule's scenarios only)
 STALE = "PROMPT-001"  # a rule the reference agent passes
@@ -100,6 +101,13 @@ def _make_runs(d: Path) -> dict:
         "secret-client-raw": lambda: run_client_suite([sys.executable, str(TARGETS_SCRIPT), "client", "--", "{agent}"],
                                                       d / "secret-client-raw", "--acp-rules=CLIENT-003",
                                                       "--acp-no-redact"),
+        # a client whose secrets the evidence sentences quote (one test); redacted under xdist (-n 1): the
+        # findings are masked in the worker, which alone holds the frames
+        "quoted-client": lambda: run_client_suite(QUOTED_CLIENT, d / "quoted-client", "--acp-rules=CLIENT-001",
+                                                  "-n", "1", env={"GITHUB_STEP_SUMMARY": str(d / "quoted-summary.md")}),
+        "quoted-client-raw": lambda: run_client_suite(QUOTED_CLIENT, d / "quoted-client-raw", "--acp-rules=CLIENT-001",
+                                                      "--acp-no-redact",
+                                                      env={"GITHUB_STEP_SUMMARY": str(d / "quoted-raw-summary.md")}),
     }
     for name in BAD_WAIVERS_RUN:
         jobs[f"bad-{name}"] = (lambda name=name: run_suite(REFERENCE_AGENT, d / f"bad-{name}",
@@ -353,6 +361,102 @@ def test_no_redact_keeps_the_transcripts_as_they_were(runs):
     assert servers["search"]["headers"][0]["value"] == SECRETS["header"]
     assert news[0]["params"]["_meta"]["apiKey"] == SECRETS["field"]
     assert SECRETS["env"] in r.junit.read_text()  # and the failure quotes the frame as it was
+
+
+def _quoted_outputs(run: SuiteRun, summary: Path) -> dict[str, str]:
+    """What a run with findings that quote secrets wrote: each report that carries sentences, as text."""
+    return {"report.json": (run.report_dir / "report.json").read_text(),
+            "report.html": (run.report_dir / "report.html").read_text(),
+            "junit": run.junit.read_text(), "step summary": summary.read_text(), "terminal": run.output}
+
+
+def test_evidence_sentences_redact_the_secrets_they_quote(runs):
+    """A monitor that quotes a frame quotes its secrets: CLIENT-001 quotes the client's info (with an ``apiKey``
+    field), SCHEMA-001 the MCP server's env object. Every report gets the sentence with [REDACTED] instead."""
+    from acp_conformance.report.redact import MASK
+    r = runs["quoted-client"]
+    assert r.report is not None and r.report["redacted"] is True, r.output[-2000:]
+    outputs = _quoted_outputs(r, runs["dir"] / "quoted-summary.md")
+    for name, text in outputs.items():
+        for what, secret in QUOTED.items():
+            assert secret not in text, (name, what)
+    for what, secret in QUOTED.items():
+        assert secret not in _written(r), what  # nor in the transcripts, the stderr, the terminal
+    field_quote, env_quote = f'"apiKey":"{MASK}"', f"'API_KEY': '{MASK}'"  # as js() and jsonschema quote them
+    client001 = r.rule("CLIENT-001")
+    assert client001["status"] == "fail" and field_quote in client001["reason"], client001
+    assert any(field_quote in e["message"] for e in client001["evidence"]), client001["evidence"]
+    schema = r.rule("SCHEMA-001")
+    assert any(env_quote in e["message"] for e in schema["evidence"]), schema["evidence"]
+    assert r.report["target"]["info"]["version"] == {"apiKey": MASK}  # the client's identity, masked like a frame
+    # the HTML embeds the report data as JSON (its quotes escaped)
+    assert field_quote.replace('"', '\\"') in outputs["report.html"] and env_quote in outputs["report.html"]
+    messages = [f.get("message", "") for f in ET.parse(r.junit).getroot().iter("failure")]
+    assert any(field_quote in m for m in messages), messages
+    assert field_quote in outputs["step summary"]
+
+
+def test_no_redact_keeps_the_secrets_the_evidence_quotes(runs):
+    r = runs["quoted-client-raw"]
+    assert r.report is not None and r.report["redacted"] is False, r.output[-2000:]
+    outputs = _quoted_outputs(r, runs["dir"] / "quoted-raw-summary.md")
+    for name in ("report.json", "report.html", "junit", "step summary", "terminal"):
+        assert QUOTED["field"] in outputs[name], name  # CLIENT-001's sentence
+    for name in ("report.json", "report.html"):
+        assert QUOTED["env"] in outputs[name], name  # SCHEMA-001's note
+    assert r.report["target"]["info"]["version"] == {"apiKey": QUOTED["field"]}
+
+
+def test_sentence_redaction_masks_the_values_the_frames_held():
+    """In-process: which values a test's frames give up, and how a sentence loses them."""
+    from types import SimpleNamespace
+
+    from acp_conformance.report.redact import (MASK, MIN_SECRET, redact_outcome, redact_sentence,
+                                               secret_values)
+    from acp_conformance.rules.findings import Finding
+    from acp_conformance.wire.transcript import Frame
+
+    def frame(seq, msg=None, raw=None, problem=None, event=None, detail=None):
+        raw = raw if raw is not None else (json.dumps(msg).encode() if msg is not None else b"")
+        return Frame(seq, 0, "event" if event else "sent", 0.0, raw, msg, problem, event, detail)
+
+    new = {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/w", "mcpServers": [
+        {"type": "stdio", "name": "a", "command": "/bin/a", "args": [],
+         "env": [{"name": "API_KEY", "value": "sk-live-list-0001"}]},
+        {"type": "stdio", "name": "b", "command": "/bin/b", "args": [], "env": {"GH": 'sk-"quoted"-0002'}},
+        {"type": "http", "name": "c", "url": "http://x",
+         "headers": [{"name": "Authorization", "value": "Bearer h-0003"}]},
+        {"type": "stdio", "name": "d", "command": "/bin/d", "args": [], "env": [{"name": "SHORT", "value": "abc"}]}],
+        "_meta": {"password": "pässwörd-0004", "label": "visible-0005"}}}
+    frames = [frame(1, new),
+              frame(2, raw=b'{"authToken": "tok-raw-0006", "x": ', problem="not JSON"),
+              frame(3, event="note", detail={"clientSecret": "evt-0007"})]
+    secrets = secret_values(frames)
+    assert {"sk-live-list-0001", 'sk-"quoted"-0002', "Bearer h-0003", "pässwörd-0004", "tok-raw-0006",
+            "evt-0007", "abc"} <= secrets and "visible-0005" not in secrets
+    # each value as it was, as JSON quotes it (escaped, either ASCII mode) and as a Python repr quotes it
+    sentence = ('env {"API_KEY":"sk-live-list-0001"}, {"GH":"sk-\\"quoted\\"-0002"}, '
+                "{'GH': 'sk-\"quoted\"-0002'}, header Bearer h-0003, " + json.dumps("pässwörd-0004")
+                + ", label visible-0005")
+    out = redact_sentence(sentence, secrets)
+    for s in secrets - {"abc"}:
+        assert s not in out and json.dumps(s)[1:-1] not in out, s
+    assert out.count(MASK) == 5 and "visible-0005" in out
+    # shorter than MIN_SECRET: left alone, or prose would lose every "abc"
+    assert len("abc") < MIN_SECRET and redact_sentence("the abc of it", secrets) == "the abc of it"
+    # a quote cut in the middle of a secret ("...") loses the start of it too
+    assert redact_sentence('value {"API_KEY":"sk-live-li...', secrets) == f'value {{"API_KEY":"{MASK}...'
+    assert redact_sentence("wait...", secrets) == "wait..."
+    # what a test hands over: findings, errors, stderr, the target's identity
+    f = Finding("SCHEMA-001", "fail", "frame #1 quotes sk-live-list-0001", "no evt-0007 here")
+    result = SimpleNamespace(error="gave up on Bearer h-0003", skipped=None, harness_error=None,
+                             stderr=["printed tok-raw-0006"], endings=["exit 0"],
+                             agent_init={"info": {"name": "x", "version": {"apiKey": "k-0008"}},
+                                         "v": "sk-live-list-0001"})
+    redact_outcome([f], result, frames)
+    assert (f.message, f.expected) == (f"frame #1 quotes {MASK}", f"no {MASK} here")
+    assert (result.error, result.stderr, result.endings) == (f"gave up on {MASK}", [f"printed {MASK}"], ["exit 0"])
+    assert result.agent_init == {"info": {"name": "x", "version": {"apiKey": MASK}}, "v": MASK}
 
 
 # -- compare -----------------------------------------------------------------------------------------------

@@ -18,7 +18,6 @@ bounds shrinking by client runs instead, which does not depend on the machine's 
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
@@ -45,7 +44,7 @@ from .client_run import ClientJudge, harness_error, run_client_scenario, run_fai
 from .client_script import AgentMoves, as_scenario, count_actions, plan_document, script_size, steps_of
 from .run import SCENARIO_NAME, FuzzResult, ReplayResult, report_json
 from .stateful import FuzzFailure, StepStats
-from .strategies import strategies_for
+from .strategies import strategies_for, without_local_constants
 
 DEFAULT_CLIENT_ARGV = [sys.executable, "-m", "acp_conformance.reference.client", "--", "{agent}"]
 # what the report counts by name (other methods and update variants are grouped)
@@ -300,7 +299,7 @@ def fuzz_client(config: ClientFuzzConfig, *, seed: int = 0, max_examples: int = 
 
     error: BaseException | None = None
     try:
-        with warnings.catch_warnings(), _without_local_constants():
+        with warnings.catch_warnings(), without_local_constants():
             # a filter retry renders the (huge) strategy once for hypothesis' event log
             warnings.filterwarnings("ignore", message="Generating overly large repr")
             client_examples()
@@ -344,33 +343,6 @@ def fuzz_client(config: ClientFuzzConfig, *, seed: int = 0, max_examples: int = 
         result.report_path = out / "fuzz-report.json"
         result.report_path.write_text(json.dumps(rep, indent=1), encoding="utf-8")
     return result
-
-
-@contextlib.contextmanager
-def _without_local_constants():
-    """Hypothesis also draws literals found in the source of the loaded local modules (this project
-    and its tests among them): the scripts would then depend on what else is imported (the same
-    seed, another run under pytest than in the console script), and the tests' own literals would
-    steer the fuzzer toward the planted bugs. This run draws from hypothesis' global pool only."""
-    try:
-        from hypothesis.internal.conjecture import providers
-    except ImportError:  # pragma: no cover
-        yield
-        return
-    get = getattr(providers, "_get_local_constants", None)
-    constants = getattr(providers, "Constants", None)
-    cache = getattr(providers, "CONSTANTS_CACHE", None)
-    if get is None or constants is None or cache is None:  # a hypothesis without the feature
-        yield
-        return
-    empty = constants()
-    providers._get_local_constants = lambda: empty
-    cache.cache.clear()
-    try:
-        yield
-    finally:
-        providers._get_local_constants = get
-        cache.cache.clear()
 
 
 class _NoAliases(yaml.SafeDumper):

@@ -37,8 +37,6 @@ class ClientJudge(Judge):
         self.ctx.add_monitors(CLIENT_MONITORS)
 
     def blocking(self, findings: list[Finding]) -> list[Finding]:
-        # Judge's allowlist of known false failures is about agent-side monitors on the agent fuzzer's
-        # traffic (one entry, CANCEL-013's, would hide a client answering a notification): not used.
         # A both-side monitor also speaks of agent-only rules; only the client's count (as in the plugin).
         out = []
         for f in findings:

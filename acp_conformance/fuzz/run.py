@@ -22,6 +22,7 @@ from ..rules.catalog import load_catalog
 from ..rules.findings import Finding
 from .reduce import Reducer
 from .stateful import BudgetSpent, FuzzConfig, FuzzSession, Judge, StepStats, machine_for
+from .strategies import without_local_constants
 
 SCENARIO_NAME = "fuzz-counterexample"
 
@@ -85,7 +86,8 @@ def fuzz(config: FuzzConfig, *, seed: int = 0, max_examples: int = 50, budget: f
                                    phases=[Phase.explicit, Phase.reuse, Phase.generate],
                                    suppress_health_check=list(HealthCheck), report_multiple_bugs=False,
                                    verbosity=Verbosity.quiet)
-            run_state_machine_as_test(hseed(_round_seed(seed, chunk))(factory), settings=st_settings)
+            with without_local_constants():
+                run_state_machine_as_test(hseed(_round_seed(seed, chunk))(factory), settings=st_settings)
             done += n
             chunk += 1
     except BudgetSpent:
@@ -172,6 +174,8 @@ def report_json(result: FuzzResult, config: FuzzConfig) -> dict[str, Any]:
             "found_after_seconds": round(s.found_after, 3) if s is not None and s.found_after is not None else None,
             "found_in_steps": s.found_steps if s is not None and s.found_after is not None else None,
             "shrink_reruns": s.reductions if s is not None else 0, "shrunk_steps": len(result.step_log),
+            "target_processes": s.processes if s is not None else 0,
+            "spares_died": s.spares_died if s is not None else 0,
             "failure": result.failure, "rules": result.rules,
             "scenario": str(result.scenario_path) if result.scenario_path else None,
             "transcript": str(result.transcript_path) if result.transcript_path else None}

@@ -36,7 +36,8 @@ from ..rules.monitors import AGENT_MONITORS
 from ..scenarios.model import Scenario, Step
 from ..scenarios.runner import HarnessError, RunSettings, Runner, ScenarioAbort, ScenarioSkip, TargetSpec
 from ..wire.peer import TargetGone, WaitTimeout
-from ..wire.transport import TargetClosed
+from ..wire.transcript import Transcript
+from ..wire.transport import TargetClosed, TargetError, Transport
 from .envelope import (INFORMATIONAL_NOTE, EnvelopeCase, envelope_cases, informational_note, line_digest,
                        note_digests, step_for)
 from ..scenarios.runner import _select_values
@@ -48,160 +49,11 @@ DEFAULT_PROMPTS = {"simple": "Say hello", "tool": "Use a tool to read the file n
                    "cancellable": "Run the test suite as a cancellable tool call.",
                    "terminal": "Run make test in a terminal."}
 PERMISSION_ANSWERS = ("allow", "reject", "cancelled", "not_offered", "unknown", "approved", "error")
-# rules whose FAIL findings on fuzz traffic are known false failures of a monitor, reported to the
-# lead (fuzz-findings.md in the brief); each entry is a narrow predicate, not the whole rule, and goes
-# when the monitor is fixed
-
-
-def _delete_with_malformed_id(finding: Finding, frames: list) -> bool:
-    """DELETE-001 on a session/delete whose sessionId is not a string (a malformed request that the
-    agent rightly rejects with -32602): the monitor counts it as a delete of a session of this connection."""
-    for seq in finding.frames:
-        msg = frames[seq].msg if seq < len(frames) else None
-        if isinstance(msg, dict) and msg.get("method") == "session/delete":
-            params = msg.get("params")
-            return not isinstance(params, dict) or not isinstance(params.get("sessionId"), str)
-    return False
-
-
-def _idle_cancelled_after_delete(finding: Finding, frames: list) -> bool:
-    """STATE-007 on a 'cancelled' idle that follows a session/delete of that session: deleting a
-    session with running work cancels it (as session/close does), which the monitor does not count."""
-    if not finding.frames:
-        return False
-    seq = finding.frames[0]
-    msg = frames[seq].msg if seq < len(frames) else None
-    sid = msg.get("params", {}).get("sessionId") if isinstance(msg, dict) and isinstance(msg.get("params"), dict) else None
-    return any(f.direction == "sent" and isinstance(f.msg, dict) and f.msg.get("method") == "session/delete"
-               and isinstance(f.msg.get("params"), dict) and f.msg["params"].get("sessionId") == sid
-               for f in frames[:seq])
-
-
-def _answer_to_another_message(finding: Finding, frames: list) -> bool:
-    """CANCEL-013 'answered a $/cancel_request' where the answer is the agent's answer to another line
-    the suite wrote: an id null (a line it could not read), or the id of an earlier line that was not
-    a request (no "jsonrpc", a wrong version, a method that is not a string; an envelope case). The
-    monitor pairs an unmatched error response with the cancel by time."""
-    for seq in finding.frames:
-        msg = frames[seq].msg if seq < len(frames) else None
-        if not isinstance(msg, dict) or "method" in msg or "id" not in msg:
-            continue
-        if msg["id"] is None:
-            return True
-        key = _idkey(msg["id"])
-        for f in frames[:seq]:
-            m = f.msg
-            if f.direction == "sent" and isinstance(m, dict) and "id" in m and _idkey(m["id"]) == key \
-                    and (m.get("jsonrpc") != "2.0" or not isinstance(m.get("method"), str)):
-                return True
-    return False
-
-
-def _session_closing_in_flight(finding: Finding, frames: list) -> bool:
-    """PERM-001 'sessionId is not a session active on this connection' for a request the agent wrote
-    while the suite's session/close or session/delete of that session was still unanswered: the two
-    crossed on the wire. The monitor ends the session when the close is sent, not when it is answered."""
-    if not finding.frames or finding.frames[0] >= len(frames):
-        return False
-    req = frames[finding.frames[0]]
-    params = req.msg.get("params") if isinstance(req.msg, dict) else None
-    sid = params.get("sessionId") if isinstance(params, dict) else None
-    if req.direction != "received" or not isinstance(sid, str):
-        return False
-    closing: set[Any] = set()
-    for f in frames[:req.seq]:
-        m = f.msg
-        if f.conn != req.conn or not isinstance(m, dict):
-            continue
-        if f.direction == "sent" and m.get("method") in ("session/close", "session/delete") \
-                and isinstance(m.get("params"), dict) and m["params"].get("sessionId") == sid and "id" in m:
-            closing.add(_idkey(m["id"]))
-        elif f.direction == "received" and "method" not in m and "id" in m:
-            closing.discard(_idkey(m["id"]))
-    return bool(closing)
-
-
-def _prompt_with_unadvertised_blocks(finding: Finding, frames: list) -> bool:
-    """CANCEL-011 'after idle "cancelled" the prompt was answered with an error' where the prompt holds
-    a content block type the agent does not advertise (image, audio, resource without the prompt
-    capability; a custom `_` type) and was rejected with -32602: the prompt was refused, not the session."""
-    prompt = answer = None
-    for seq in finding.frames:
-        f = frames[seq] if seq < len(frames) else None
-        m = f.msg if f is not None else None
-        if not isinstance(m, dict):
-            continue
-        if f.direction == "sent" and m.get("method") == "session/prompt":
-            prompt = f
-        elif f.direction == "received" and "error" in m:
-            answer = m
-    if prompt is None or answer is None or not isinstance(answer.get("error"), dict) \
-            or answer["error"].get("code") != -32602:
-        return False
-    init = next((f.msg.get("result") for f in frames[:prompt.seq] if f.conn == prompt.conn and f.direction == "received"
-                 and isinstance(f.msg, dict) and isinstance(f.msg.get("result"), dict)
-                 and "protocolVersion" in f.msg["result"]), None)
-    accepts = _accepted_blocks(init)
-    blocks = (prompt.msg.get("params") or {}).get("prompt") if isinstance(prompt.msg.get("params"), dict) else None
-    return isinstance(blocks, list) and any(isinstance(b, dict) and b.get("type") not in accepts for b in blocks)
-
-
-def _echo_of_another_prompt(finding: Finding, frames: list) -> bool:
-    """TRANSPORT-001 'the prompt text came back as <mojibake>' where that text is exactly another prompt
-    the suite sent in the session (a generated text may hold "Ã"): the monitor compares every prompt of
-    the session with every user message, not the user message with the prompt it echoes."""
-    if not finding.frames or finding.frames[0] >= len(frames):
-        return False
-    echo = frames[finding.frames[0]]
-    params = echo.msg.get("params") if isinstance(echo.msg, dict) else None
-    update = params.get("update") if isinstance(params, dict) else None
-    if not isinstance(update, dict):
-        return False
-    got = _joined_texts(update.get("content"))
-    for f in frames[:echo.seq]:
-        m = f.msg
-        if f.direction == "sent" and f.conn == echo.conn and isinstance(m, dict) and m.get("method") == "session/prompt" \
-                and isinstance(m.get("params"), dict) and m["params"].get("sessionId") == params.get("sessionId") \
-                and _joined_texts(m["params"].get("prompt")) == got:
-            return True
-    return False
-
-
-def _joined_texts(content: Any) -> str:
-    blocks = content if isinstance(content, list) else [content]
-    return "".join(b["text"] for b in blocks if isinstance(b, dict) and b.get("type") == "text"
-                   and isinstance(b.get("text"), str))
-
-
-def _lenient_json_line(finding: Finding, frames: list) -> bool:
-    """ERR-007 on a line that Python's json reads (NaN, Infinity) but that is not JSON: the agent's
-    -32700 (parse error) is right; the transcript parsed the line leniently and expected -32600."""
-    for seq in finding.frames:
-        f = frames[seq] if seq < len(frames) else None
-        if f is not None and f.direction == "sent" and f.problem is None and not _strict_json(f.raw):
-            return True
-    return False
-
-
-def _strict_json(raw: bytes) -> bool:
-    def reject(name: str) -> Any:
-        raise ValueError(name)
-    try:
-        json.loads(raw, parse_constant=reject)
-        return True
-    except ValueError:
-        return False
 
 
 def _idkey(value: Any) -> tuple[str, str]:
     return (type(value).__name__, json.dumps(value, sort_keys=True))
 
-
-# rule -> predicate(finding, frames): True for a known false failure of that rule's monitor
-MONITOR_FALSE_FAILURE_ALLOWLIST = {"DELETE-001": _delete_with_malformed_id, "STATE-007": _idle_cancelled_after_delete,
-                                   "CANCEL-013": _answer_to_another_message, "ERR-007": _lenient_json_line,
-                                   "PERM-001": _session_closing_in_flight, "CANCEL-011": _prompt_with_unadvertised_blocks,
-                                   "TRANSPORT-001": _echo_of_another_prompt}
 
 _DEBUG = bool(__import__("os").environ.get("ACP_FUZZ_DEBUG"))
 _VAR = re.compile(r"\$\{|^\$[A-Za-z_]")
@@ -225,6 +77,8 @@ class FuzzConfig:
     prompts: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_PROMPTS))
     schema_path: str | None = None
     strict: bool = False
+    # start each example's process while the example before it runs (off: one process at a time)
+    prestart: bool = True
 
 
 @dataclass
@@ -239,6 +93,7 @@ class StepStats:
     t_finish: float = 0.0  # monitors judging at the end of an example (in t_monitors, not in t_target)
     reductions: int = 0  # runs of candidate scenarios while shrinking a counterexample
     processes: int = 0  # target processes started
+    spares_died: int = 0  # spare processes that died before their example could use them
     found_after: float | None = None  # seconds into the run when the first failing example ended
     found_steps: int = 0  # the length of that example (before shrinking), in scenario steps
     by_kind: dict[str, list[float]] = field(default_factory=dict)  # step kind -> [count, seconds]
@@ -273,10 +128,10 @@ class Judge:
         self.stats = stats
         self.strict = strict
         self.seen = 0
-        self.allowlisted: list[Finding] = []  # known false failures of monitors (not counted)
         self.informational: list[Finding] = []  # provoked by spec-silent envelope cases (recorded only)
         self.informational_seqs: set[int] = set()
         self.informational_ids: set[Any] = set()
+        self.informational_doubles: set[float] = set()  # huge integer ids of those lines, as doubles
         self._mark_next = False
         self._informational: set[str] = set()  # digests of the lines an informational note announced
         # ids the suite wrote, per connection (parsed lines), and the lines it wrote that did not parse:
@@ -294,9 +149,17 @@ class Judge:
                 return True
             fr = frames[seq] if seq < len(frames) else None
             if fr is not None and fr.direction == "received" and isinstance(fr.msg, dict) and "id" in fr.msg \
-                    and "method" not in fr.msg and _idkey(fr.msg["id"]) in self.informational_ids:
+                    and "method" not in fr.msg and self._answers_informational(fr.msg["id"]):
                 return True
         return False
+
+    def _answers_informational(self, rid: Any) -> bool:
+        """An id of an informational line, or the double a reader that holds numbers as doubles (any
+        JavaScript peer) makes of an integer id beyond 2**53."""
+        if _idkey(rid) in self.informational_ids:
+            return True
+        return isinstance(rid, (int, float)) and not isinstance(rid, bool) and abs(rid) > 2 ** 53 \
+            and float(rid) in self.informational_doubles
 
     def feed(self, frame) -> None:
         t = time.perf_counter()
@@ -316,6 +179,8 @@ class Judge:
             for item in frame.msg if isinstance(frame.msg, list) else [frame.msg]:
                 if isinstance(item, dict) and "id" in item:
                     self.informational_ids.add(_idkey(item["id"]))
+                    if isinstance(item["id"], int) and abs(item["id"]) > 2 ** 53:
+                        self.informational_doubles.add(float(item["id"]))
         self.ctx.feed(frame)
         if frame.direction == "sent":
             self._note_written(frame)
@@ -343,7 +208,7 @@ class Judge:
                 or ("result" in msg) == ("error" in msg):
             return
         rid = msg["id"]
-        if _idkey(rid) in self._written.get(frame.conn, ()):
+        if _idkey(rid) in self._written.get(frame.conn, ()) or self._answers_informational(rid):
             return
         needle = json.dumps(rid).encode()
         if any(needle in raw for raw in self._unparsed.get(frame.conn, ())):
@@ -372,10 +237,6 @@ class Judge:
                 if self._provoked_by_informational(f):
                     self.informational.append(f)
                     continue
-                known = MONITOR_FALSE_FAILURE_ALLOWLIST.get(f.rule)
-                if known is not None and known(f, self.ctx.frames):
-                    self.allowlisted.append(f)
-                    continue
                 out.append(f)
         return out
 
@@ -401,12 +262,15 @@ class LiveTarget:
     waits in the pipe and gets its timestamp when it is read, a millisecond or two late."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, config: FuzzConfig, scenario: Scenario, judge: Judge,
-                 stats: StepStats):
+                 stats: StepStats, spare: Spare | None = None, deadline: float | None = None):
         self.loop = loop
         self.config = config
         self.scenario = scenario
         self.stats = stats
-        self.tmp = tempfile.mkdtemp(prefix="acp-fuzz-")
+        self.tmp = spare.tmp if spare is not None else tempfile.mkdtemp(prefix="acp-fuzz-")
+        self.deadline = deadline  # perf_counter time at which a running step is cut off (the budget)
+        self._started = spare.transport if spare is not None else None
+        self.prestarted = spare is not None
         settings = RunSettings(timeout=config.timeout, startup_timeout=config.startup_timeout,
                                test_timeout=1e9, prompts=config.prompts, validate_sent=None, shutdown_grace=2.0)
         self.runner = Runner(scenario, TargetSpec(config.argv, config.env), settings, Path(self.tmp),
@@ -428,7 +292,7 @@ class LiveTarget:
             async with anyio.create_task_group() as tg:
                 self.runner._tg = tg  # the runner's own task group, as Runner.run() would set it
                 try:
-                    await self.runner.connect()
+                    await self.runner.connect(started=self._started)
                 finally:
                     started.set()
                 await self._stop.wait()
@@ -440,17 +304,22 @@ class LiveTarget:
 
     async def _exec(self, step: Step) -> str | None:
         self.problem_kind = None
-        with anyio.CancelScope() as scope:  # interrupt() cancels it: the awaited answer will not come
-            self._scope = scope
-            try:
-                with anyio.fail_after(max(self.config.timeout, self.config.startup_timeout) * 3):
-                    await self.runner.step(step)
-            except (WaitTimeout, TargetGone, TargetClosed, ScenarioAbort, HarnessError, ScenarioSkip,
-                    TimeoutError) as e:
-                self.problem_kind = _PROBLEM_KINDS.get(type(e), "aborted")
-                return f"{step.describe()}: {e or type(e).__name__}"
-            finally:
-                self._scope = None
+        left = self.deadline - time.perf_counter() if self.deadline is not None else None
+        with anyio.move_on_after(left) as budget:  # the run's budget ends in the middle of a step
+            with anyio.CancelScope() as scope:  # interrupt() cancels it: the awaited answer will not come
+                self._scope = scope
+                try:
+                    with anyio.fail_after(max(self.config.timeout, self.config.startup_timeout) * 3):
+                        await self.runner.step(step)
+                except (WaitTimeout, TargetGone, TargetClosed, ScenarioAbort, HarnessError, ScenarioSkip,
+                        TimeoutError) as e:
+                    self.problem_kind = _PROBLEM_KINDS.get(type(e), "aborted")
+                    return f"{step.describe()}: {e or type(e).__name__}"
+                finally:
+                    self._scope = None
+        if budget.cancelled_caught:
+            self.problem_kind = "budget"
+            return f"{step.describe()}: the budget ran out"
         if scope.cancelled_caught:
             self.problem_kind = "stray"
             return f"{step.describe()}: the suite stopped waiting"
@@ -489,6 +358,15 @@ class LiveTarget:
         finally:
             shutil.rmtree(self.tmp, ignore_errors=True)
             self.stats.t_start += time.perf_counter() - t
+
+
+@dataclass
+class Spare:
+    """A target process started ahead, in a directory of its own, for the next example: its start-up
+    (interpreter, imports, a runtime) overlaps the running example instead of adding to it."""
+
+    transport: Transport
+    tmp: str
 
 
 async def _new_event() -> asyncio.Event:
@@ -551,8 +429,51 @@ class FuzzSession:
         self.deadline: float | None = None  # wall clock (perf_counter) after which no example starts
         self.budget_stopped = False  # the budget ended the run (BudgetSpent was raised)
         self.live: set[LiveTarget] = set()  # targets started and not yet closed
+        self.spare: Spare | None = None  # the process the next example takes (config.prestart)
+        self.prestart = config.prestart
         self.started = time.perf_counter()
         self.loop = asyncio.new_event_loop()  # run by this thread, a step at a time (see LiveTarget)
+
+    def new_target(self, scenario: Scenario, judge: Judge, deadline: float | None = None) -> LiveTarget:
+        """A live target for an example: the spare process when there is one that still runs, and a
+        new spare started for the next example. A step still running at ``deadline`` is cut off."""
+        spare, self.spare = self.spare, None
+        if spare is not None and not spare.transport.running:  # it died waiting (a lock held by the other?)
+            self._discard(spare)
+            spare = None
+            self.stop_prestarting()
+        target = LiveTarget(self.loop, self.config, scenario, judge, self.stats, spare, deadline)
+        self.live.add(target)
+        target.on_close = self.live.discard
+        if self.prestart and not self.over_budget():
+            self.spare = self._start_spare()
+        return target
+
+    def stop_prestarting(self) -> None:
+        """No more spares in this run (one died before its example could use it)."""
+        self.prestart = False
+        self.stats.spares_died += 1
+        if self.spare is not None:
+            self._discard(self.spare)
+            self.spare = None
+
+    def _start_spare(self) -> Spare | None:
+        t = time.perf_counter()
+        tmp = str(Path(tempfile.mkdtemp(prefix="acp-fuzz-")).resolve())
+        transport = Transport(self.config.argv, Transcript(), cwd=tmp, env=self.config.env)
+        try:
+            self.loop.run_until_complete(transport.spawn())
+        except TargetError:  # the next example starts its own process, and says why it cannot
+            shutil.rmtree(tmp, ignore_errors=True)
+            return None
+        finally:
+            self.stats.t_start += time.perf_counter() - t
+        return Spare(transport, tmp)
+
+    def _discard(self, spare: Spare) -> None:
+        with contextlib.suppress(Exception):
+            self.loop.run_until_complete(spare.transport.discard())
+        shutil.rmtree(spare.tmp, ignore_errors=True)
 
     def over_budget(self) -> bool:
         """Past the budget no example starts (a running one finishes)."""
@@ -562,6 +483,9 @@ class FuzzSession:
         try:
             for target in list(self.live):  # an example that ended without its teardown: stop its process
                 target.close()
+            if self.spare is not None:
+                self._discard(self.spare)
+                self.spare = None
             self.loop.run_until_complete(self.loop.shutdown_asyncgens())
         finally:
             self.loop.close()
@@ -621,12 +545,7 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
             if fs.over_budget():  # ends the run (not this example: see BudgetSpent)
                 fs.budget_stopped = True
                 raise BudgetSpent()
-            self.target = LiveTarget(fs.loop, fs.config, self.scenario, self.judge, fs.stats)
-            fs.live.add(self.target)
-            self.target.on_close = fs.live.discard
-            fs.stats.processes += 1
-            self.judge.on_stray = self.target.interrupt
-            self.fresh_process = True  # the next request waits for the process to start
+            self.open_target()
             self.accepts: tuple[str, ...] = ("text", "resource_link")  # prompt blocks the agent takes
             self.sessions: dict[str, dict[str, Any]] = {}  # ref -> {alive, busy, deleted, cwd, var, pending}
             self.used_ids: set[tuple[str, Any]] = set()
@@ -634,9 +553,32 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
             self.broken: str | None = None
             self.target_broken: str | None = None
             self.fail_index: int | None = None  # steps before the failure (the rest winds down)
+            self.failing = False  # a failure was found: the steps that wind down run past the budget
             self.rule_start = 0  # the first step of the rule running now
             self.rule_starts: list[int] = [0]
             self.step_frames: list[int] = []  # the transcript's length when each step began
+
+        def open_target(self) -> None:
+            self.target = fs.new_target(self.scenario, self.judge, fs.deadline)
+            fs.stats.processes += 1
+            self.judge.on_stray = self.target.interrupt
+            self.fresh_process = True  # the next request waits for the process to start
+
+        def spare_died_unasked(self) -> bool:
+            """The example's process was a spare, and it died before it answered anything (a target that
+            will not run twice at once, say): that is not the target's failure but the fuzzer's doing."""
+            return self.target.prestarted and len(self.steps) == 1 and self.target.problem_kind == "died" \
+                and not any(f.direction == "received" for f in self.judge.ctx.frames)
+
+        def restart_without_spares(self) -> None:
+            """Begin the example again on a process started now, with a judge that has seen nothing, and
+            start no more spares in this run."""
+            self.target.close()
+            fs.stop_prestarting()
+            self.judge = Judge(fs.validator, self.options, fs.stats, fs.config.strict)
+            self.steps.clear()
+            self.step_frames.clear()
+            self.open_target()
 
         # -- running steps ---------------------------------------------------------------------
         def do(self, raw: dict[str, Any], *, tolerate: bool = False) -> str | None:
@@ -648,6 +590,8 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
                 raise FuzzFailure(self.broken)
             if self.target is None:
                 return None
+            if fs.over_budget() and not self.failing:
+                self.stop_for_budget()
             (kind, args), = raw.items()
             self.steps.append(raw)
             self.step_frames.append(len(self.judge.ctx.frames))
@@ -667,16 +611,28 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
             k[0] += 1
             k[1] += dt
             how = self.target.problem_kind
+            if problem is not None and self.spare_died_unasked():
+                self.restart_without_spares()
+                return self.do(raw, tolerate=tolerate)
+            if how == "budget" and not self.failing:  # (a failure found winds down, and is kept)
+                self.stop_for_budget()
             if self.judge.stray is not None:  # the step was interrupted (or would wait in vain)
                 problem, how = f"step {len(self.steps)} ({kind}): {self.judge.stray}", "stray"
             if problem is not None and not tolerate:
                 self.fail_broken(problem, how)
             return problem
 
+        def stop_for_budget(self) -> None:
+            """The budget is over in the middle of this example: it ends unjudged (not a failure), and
+            so does the run."""
+            fs.budget_stopped = True
+            raise BudgetSpent()
+
         def fail_broken(self, problem: str, how: str | None) -> None:
             """The target died, stopped answering, or answered what was never asked: end the connection
             so that the monitors judge it (a death or a stray answer fails a rule), then fail with both."""
             self.target_broken = how or "aborted"
+            self.failing = True
             self.fail_index = len(self.steps)
             self.target.close()
             self.judge.finish()
@@ -697,6 +653,7 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
         def check(self) -> None:
             bad = self.judge.new_failures()
             if bad:
+                self.failing = True
                 self.fail_index = len(self.steps)
                 self.wind_down(tolerate=True)  # the turns it left running end, and are in the scenario
                 self.target.close()
@@ -755,8 +712,11 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
             if key in self.used_ids:
                 self.n += 1
                 draw_id = f"fuzz-{self.n}" if isinstance(draw_id, str) else draw_id
+                # integers move toward zero (and on): a step past 2**53 - 1 leaves the range every JSON
+                # reader holds exactly (a JavaScript peer rounds 2**53 + 1 to 2**53)
+                step = -1 if isinstance(draw_id, int) and draw_id > 0 else 1
                 while (type(draw_id).__name__, draw_id) in self.used_ids:
-                    draw_id = draw_id + 1 if isinstance(draw_id, int) else draw_id + "x"
+                    draw_id = draw_id + step if isinstance(draw_id, int) else draw_id + "x"
             self.used_ids.add((type(draw_id).__name__, draw_id))
             return draw_id
 
@@ -875,7 +835,9 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
                     # permission answers are taken in the order the agent asks: let this turn ask (and
                     # take its "hold") before any later step can ask, so that the order is the steps'
                     # order in the fuzz run and in its replay alike
-                    self.do({"await": {"update": {"session": ref, "kind": "state_update", "state": "requires_action"},
+                    # (or until the turn ends: an agent that asks no permission is not waited for in vain)
+                    self.do({"await": {"update": {"session": ref, "kind": "state_update",
+                                                  "state": ["requires_action", "idle"]},
                                        "optional": True, "timeout": min(fs.config.timeout, 1.0)}})
 
         @precondition(lambda self: self.alive(busy=True))
@@ -955,15 +917,19 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
         @precondition(lambda self: self.known())
         @rule(data=st.data(), rid=request_ids, how=st.sampled_from(["close", "delete"]))
         def end_session(self, data, rid, how):
+            # a refused close or delete (an agent without session/delete: -32601) leaves the session,
+            # and the work it runs, as they were: the wind-down still cancels that work
             if how == "close" and self.alive():
                 ref = data.draw(st.sampled_from(self.alive()), label="session")
                 self.idle(ref)
-                self.request("session/close", {"sessionId": ref}, rid)
+                if not self.ok(self.request("session/close", {"sessionId": ref}, rid)):
+                    return
                 self.sessions[ref]["alive"] = False
             else:
                 ref = data.draw(st.sampled_from(self.known()), label="session")
                 self.idle(ref)
-                self.request("session/delete", {"sessionId": ref}, rid)
+                if not self.ok(self.request("session/delete", {"sessionId": ref}, rid)):
+                    return
                 self.sessions[ref].update(alive=False, deleted=True)
             self.settle(ref)
 
@@ -1098,6 +1064,9 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
 
         def teardown(self):
             if self.target is None:
+                return
+            if fs.budget_stopped:  # the example was cut off: its process goes, nothing is judged
+                self.target.close()
                 return
             try:
                 if not self.broken:

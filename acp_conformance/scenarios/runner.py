@@ -127,16 +127,23 @@ class Runner:
         return value
 
     # -- connections --------------------------------------------------------------------------
-    async def connect(self, extra_env: dict[str, str] | None = None) -> None:
-        env = dict(self.target.env)
-        if extra_env:
-            env.update(extra_env)
-        transport = Transport(self.target.argv, self.transcript, cwd=self.workdir, env=env)
+    async def connect(self, extra_env: dict[str, str] | None = None, started: Transport | None = None) -> None:
+        """Start the target (or take ``started``, a process of this target already started in this
+        workdir, with no extra environment) and read its output."""
+        if started is not None:
+            transport = started
+            transport.adopt(self.transcript)
+        else:
+            env = dict(self.target.env)
+            if extra_env:
+                env.update(extra_env)
+            transport = Transport(self.target.argv, self.transcript, cwd=self.workdir, env=env)
         peer = Peer(transport, self.transcript, on_request=self._on_request)
-        try:
-            await transport.spawn()
-        except TargetError as e:
-            raise ScenarioAbort(str(e)) from None
+        if started is None:
+            try:
+                await transport.spawn()
+            except TargetError as e:
+                raise ScenarioAbort(str(e)) from None
         self.transport, self.peer = transport, peer
         self._first_response_pending = True
         self._scope = await self._tg.start(self._serve, transport)
@@ -382,7 +389,9 @@ class Runner:
                 state = u.get("state")
                 f = await self.peer.wait_for(lambda f: _is_update(f, sid, kind, state),
                                              self._timeout(a.get("timeout")),
-                                             f"a {kind or 'session'} update" + (f" ({state})" if state else "")
+                                             f"a {kind or 'session'} update"
+                                             + (f" ({' or '.join(state) if isinstance(state, list) else state})"
+                                                if state else "")
                                              + f" for {sid}", since=self.last_sent.get(sid, 0))
                 self._save(a, f.msg if isinstance(f, Frame) else None)  # $u.params.update.toolCallId ...
             else:
@@ -545,7 +554,7 @@ def _is_update(f: Frame, sid: Any, kind: str | None, state: str | None) -> bool:
         return False
     if kind is not None and u.get("sessionUpdate") != kind:
         return False
-    return state is None or u.get("state") == state
+    return state is None or (u.get("state") in state if isinstance(state, list) else u.get("state") == state)
 
 
 def _select_values(opt: dict[str, Any]) -> list[dict[str, Any]]:

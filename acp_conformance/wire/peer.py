@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import anyio
 
-from .transcript import RECEIVED, Frame, Transcript
+from .transcript import RECEIVED, Frame, Transcript, parse_line
 from .transport import Transport
 
 
@@ -130,10 +130,7 @@ class Peer:
         return await self.transport.write(encode(msg), msg)
 
     async def send_raw(self, raw: bytes) -> Frame:
-        try:
-            msg = json.loads(raw)
-        except ValueError:
-            msg = None
+        msg, _problem = parse_line(raw)  # None for a line that is not (strict) JSON
         return await self.transport.write(raw, msg)
 
     # -- waiting ----------------------------------------------------------------------------

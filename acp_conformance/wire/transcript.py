@@ -73,8 +73,15 @@ class Frame:
         return d
 
 
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
 def parse_line(raw: bytes) -> tuple[Any, str | None]:
-    """Parse one framed line; return (value, problem). ``problem`` is None for valid JSON."""
+    """Parse one framed line; return (value, problem). ``problem`` is None for valid JSON.
+
+    Strict JSON: Python's json also reads NaN, Infinity and -Infinity, which no JSON peer can write
+    or must accept; a line holding them is invalid JSON like any other."""
     if not raw.strip():
         return None, "empty line"
     try:
@@ -82,7 +89,7 @@ def parse_line(raw: bytes) -> tuple[Any, str | None]:
     except UnicodeDecodeError as e:
         return None, f"not valid UTF-8 ({e.reason} at byte {e.start})"
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_constant=_not_json)
     except ValueError as e:
         return None, f"not valid JSON ({e})"
     try:

@@ -155,6 +155,26 @@ class Transport:
             raise TargetError(f"could not start the target ({self.command_line}): {e}") from None
         self.transcript.event(EV_START, argv=self.argv, cwd=self.cwd, pid=self.process.pid)
 
+    def adopt(self, transcript: Transcript) -> None:
+        """Take over a process started ahead of its connection (the fuzzer's spare, started while the
+        previous example ran): its frames go to ``transcript`` from now on, which records the start."""
+        self.transcript = transcript
+        transcript.event(EV_START, argv=self.argv, cwd=self.cwd, pid=self.process.pid if self.process else None,
+                         prestarted=True)
+
+    async def discard(self) -> None:
+        """Kill a process started ahead that is not used (its output was never read)."""
+        self._signal_group(signal.SIGKILL)
+        kill_tagged(self.tag)
+        if self.process is not None:
+            with anyio.move_on_after(5):
+                await self.process.aclose()
+
+    @property
+    def running(self) -> bool:
+        """Started and not seen to exit (for a process whose readers have not started yet)."""
+        return self.process is not None and self.process.returncode is None
+
     def start_readers(self, task_group) -> None:
         task_group.start_soon(self._read_stdout)
         task_group.start_soon(self._read_stderr)

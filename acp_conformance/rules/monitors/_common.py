@@ -26,6 +26,7 @@ USER_KINDS = ("user_message", "user_message_chunk")
 AGENT_MESSAGE_KINDS = ("agent_message", "agent_message_chunk", "agent_thought", "agent_thought_chunk")
 TOOL_KINDS = ("tool_call_update", "tool_call_content_chunk")
 WORK_STATES = ("running", "requires_action")
+ENDING_METHODS = ("session/close", "session/delete")  # requests that end a session (and cancel its running work)
 
 
 def id_key(value: Any) -> tuple[str, Any]:

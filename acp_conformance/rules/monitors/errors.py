@@ -254,6 +254,13 @@ class ResponseMonitor(ConnMonitor):
                            "invalid message the suite sent with that id (echoing a readable id is accepted).",
                            fr([m, carried[0]]))
                 continue
+            if carried:
+                # a line that is not strict JSON (a byte order mark, say) read leniently and served: the
+                # spec does not say such a line must be refused, and the id is the one the suite wrote
+                self.noted("ERR-004", f"a success response with id {js(m.id)} arrived at t={m.t:.2f}; it answers a "
+                           "line the suite sent with that id that is not a valid request as written (the "
+                           "agent read it leniently).", fr([m, carried[0]]))
+                continue
             self.bad = True
             self.failed("ERR-004", f"a response with id {js(m.id)} (type {type(m.id).__name__}) arrived at "
                         f"t={m.t:.2f}, but the suite had no request with that id pending on this connection.",

@@ -15,7 +15,7 @@ from typing import Any
 
 from ...wire.transcript import RECEIVED, SENT
 from ..monitor import NOTIFICATION, REQUEST, RESPONSE
-from ._common import ConnLog, ConnMonitor, Msg, fr, is_abs_path, js, secs, session_update
+from ._common import ENDING_METHODS, ConnLog, ConnMonitor, Msg, fr, is_abs_path, js, secs, session_update
 
 TOOL_STATUSES = ("pending", "in_progress", "paused", "completed", "failed", "cancelled")
 FINAL = ("completed", "failed", "cancelled")
@@ -27,19 +27,28 @@ def known_value(v: Any, allowed: tuple[str, ...]) -> bool:
 
 
 def active_sessions(log: ConnLog, upto: Msg) -> set[str]:
-    """Sessions created or resumed (successfully) on this connection before ``upto``."""
+    """Sessions created or resumed (successfully) on this connection before ``upto``, not closed or deleted.
+
+    For a message of the agent a session ends when the agent has answered its session/close or
+    session/delete: until then the agent's message may have crossed the close on the wire. For a
+    message of the suite it ends when the suite sent the close."""
+    of_agent = upto.direction == RECEIVED
     out: set[str] = set()
     for m in log.msgs:
         if m.order >= upto.order:
             break
-        if m.direction == RECEIVED and m.kind == RESPONSE and m.ok and m.request is not None:
-            if m.method == "session/new" and isinstance(m.result, dict) and isinstance(m.result.get("sessionId"), str):
+        if m.direction == RECEIVED and m.kind == RESPONSE and m.request is not None:
+            sid = m.request.session_id
+            if m.ok and m.method == "session/new" and isinstance(m.result, dict) \
+                    and isinstance(m.result.get("sessionId"), str):
                 out.add(m.result["sessionId"])
-            elif m.method in ("session/resume", "session/load") and isinstance(m.request.session_id, str):
-                out.add(m.request.session_id)
-        elif m.direction == SENT and m.kind == REQUEST and m.method in ("session/close", "session/delete"):
-            if isinstance(m.session_id, str):
-                out.discard(m.session_id)
+            elif m.ok and m.method in ("session/resume", "session/load") and isinstance(sid, str):
+                out.add(sid)
+            elif of_agent and m.method in ENDING_METHODS and isinstance(sid, str):
+                out.discard(sid)
+        elif not of_agent and m.direction == SENT and m.kind == REQUEST and m.method in ENDING_METHODS \
+                and isinstance(m.session_id, str):
+            out.discard(m.session_id)
     return out
 
 

@@ -7,11 +7,14 @@ the session staying usable, ignored cancel_requests; and the content blocks a pr
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+import re
+from typing import Any, Callable
 
 from ...wire.transcript import RECEIVED, SENT
 from ..monitor import NOTIFICATION, REQUEST, RESPONSE
 from ._common import USER_KINDS, WORK_STATES, ConnLog, ConnMonitor, Msg, fr, id_key, js, secs, session_update
+from .wire_errors import FrameLogMixin, attribute
 
 BASE_BLOCKS = ("text", "resource_link")
 GATED_BLOCKS = {"image": "image", "audio": "audio", "resource": "embeddedContext"}
@@ -21,7 +24,32 @@ def _upd(m: Msg) -> dict:
     return m.msg["params"]["update"]
 
 
-class CancelLifecycleMonitor(ConnMonitor):
+def prompt_blocks(m: Msg) -> Any:
+    return (m.params or {}).get("prompt") if isinstance(m.params, dict) else None
+
+
+def unknown_blocks(types: list) -> list:
+    """Block types no agent can support (neither standard nor gated by a capability; a custom `_` type)."""
+    return [t for t in types if not (isinstance(t, str) and (t in BASE_BLOCKS or t in GATED_BLOCKS))]
+
+
+def unadvertised_blocks(types: list, caps: dict | None) -> list:
+    """Block types gated by a prompt capability that the initialize result ``caps`` does not advertise."""
+    sess = (caps or {}).get("session")
+    pcaps = sess.get("prompt") if isinstance(sess, dict) and isinstance(sess.get("prompt"), dict) else {}
+    return [t for t in types if t in GATED_BLOCKS and not isinstance(pcaps.get(GATED_BLOCKS[t]), dict)]
+
+
+def init_capabilities(m: Msg) -> dict | None:
+    """The agent's capabilities when ``m`` is its successful answer to initialize ({} without any), else None."""
+    if m.direction == RECEIVED and m.kind == RESPONSE and m.ok and m.request is not None \
+            and m.request.method == "initialize" and isinstance(m.result, dict):
+        c = m.result.get("capabilities")
+        return c if isinstance(c, dict) else {}
+    return None
+
+
+class CancelLifecycleMonitor(FrameLogMixin, ConnMonitor):
     rules = ("CANCEL-004", "CANCEL-005", "CANCEL-006", "CANCEL-008", "CANCEL-009", "CANCEL-011", "CANCEL-012",
              "CANCEL-013", "CANCEL-014", "PROMPT-017")
     expected = {
@@ -54,6 +82,7 @@ class CancelLifecycleMonitor(ConnMonitor):
         pending_cancels: list[tuple[Msg, Msg]] = []  # (suite $/cancel_request, the pending request it names)
         held_all: list[Msg] = []
         agent_pending: dict[tuple, Msg] = {}  # requests of the agent to the suite not answered yet
+        caps: dict | None = None  # the agent's capabilities (initialize)
         for m in log.msgs:
             if m.direction == SENT:
                 sid = m.session_id
@@ -87,6 +116,8 @@ class CancelLifecycleMonitor(ConnMonitor):
             if m.kind == RESPONSE:
                 if m.request is not None and not m.duplicate:
                     pending_suite.pop(id_key(m.id), None)
+                if (c := init_capabilities(m)) is not None:
+                    caps = c
                 continue
             if m.kind == REQUEST and m.method == "session/request_permission" and m.id is not None:
                 perms_pending[id_key(m.id)] = m
@@ -105,11 +136,13 @@ class CancelLifecycleMonitor(ConnMonitor):
             if is_active:
                 self._judge_held(log, c, sid, held, users)
                 self._judge_perms(log, c, sid, perms)
-                self._judge_after(log, c, sid, prompts.get(sid, []))
+                self._judge_after(log, c, sid, prompts.get(sid, []), caps)
             else:
                 self._judge_idle_cancel(log, c, sid, prompts.get(sid, []))
+        # re-reads the connection's lines: only once an answer is in question
+        answered_lines = functools.cache(lambda: self._answers_to_other_lines(log))
         for cr in cancel_reqs:
-            self._judge_cancel_request(log, cr)
+            self._judge_cancel_request(log, cr, answered_lines)
         for cr, rq in pending_cancels:
             self._judge_pending_cancel(log, cr, rq)
         stopped = {id(p) for _c, _s, _a, held, _p in cancels for p in held} | {id(rq) for _c, rq in pending_cancels}
@@ -246,7 +279,7 @@ class CancelLifecycleMonitor(ConnMonitor):
     def _next_prompt(self, prompts: list[Msg], after: Msg) -> Msg | None:
         return next((p for p in prompts if p.order > after.order), None)
 
-    def _judge_after(self, log: ConnLog, c: Msg, sid: str, prompts: list[Msg]) -> None:
+    def _judge_after(self, log: ConnLog, c: Msg, sid: str, prompts: list[Msg], caps: dict | None) -> None:
         idle = self._first_idle(log, sid, c)
         if idle is None or _upd(idle).get("stopReason") != "cancelled":
             return
@@ -272,9 +305,19 @@ class CancelLifecycleMonitor(ConnMonitor):
         elif r.ok:
             self.pass_few("CANCEL-011", f"after idle \"cancelled\" (t={idle.t:.2f}) prompt id={js(p.id)} succeeded.",
                           [r, p, idle])
+        elif r.error_code == -32602 and (refused := self._unsupported_blocks(p, caps)):
+            self.untested("CANCEL-011", f"after idle \"cancelled\" (t={idle.t:.2f}) prompt id={js(p.id)} was rejected "
+                          f"with -32602 for block types {js(refused)} the agent does not advertise: the prompt was "
+                          "refused, not the session (PROMPT-009 judges that).", fr([r, p, idle]))
         else:
             self.failed("CANCEL-011", f"after idle \"cancelled\" (t={idle.t:.2f}) prompt id={js(p.id)} was answered "
                         f"with error {js(r.error)}.", fr([r, p, idle]))
+
+    @staticmethod
+    def _unsupported_blocks(p: Msg, caps: dict | None) -> list:
+        blocks = prompt_blocks(p)
+        types = [b.get("type") for b in blocks if isinstance(b, dict)] if isinstance(blocks, list) else []
+        return unknown_blocks(types) + unadvertised_blocks(types, caps)
 
     def _judge_idle_cancel(self, log: ConnLog, c: Msg, sid: str, prompts: list[Msg]) -> None:
         reply = next((m for m in log.msgs if m.order > c.order and m.direction == RECEIVED and m.kind == RESPONSE
@@ -290,7 +333,14 @@ class CancelLifecycleMonitor(ConnMonitor):
             self.noted("CANCEL-008", f"{where}: the next prompt id={js(p.id)} was answered with error "
                        f"{js(p.responses[0].error)}.", fr([p.responses[0], c]))
 
-    def _judge_cancel_request(self, log: ConnLog, cr: Msg) -> None:
+    def _answers_to_other_lines(self, log: ConnLog) -> set[int]:
+        """Frames of the answers that belong, or may belong, to a line of the suite that no request id matches
+        (not JSON, an invalid request, an id null...; see ``wire_errors.attribute``): such an answer is that
+        line's, not an answer to a $/cancel_request written meanwhile."""
+        sent, _stray = attribute(self._frames_of(log.conn), log.msgs)
+        return {f.seq for s in sent for f in s.answers + s.maybe}
+
+    def _judge_cancel_request(self, log: ConnLog, cr: Msg, answered_lines: Callable[[], set[int]]) -> None:
         rid = cr.params.get("requestId")
         nxt = next((m for m in log.msgs if m.order > cr.order and m.direction == SENT and m.kind == REQUEST), None)
         where = f"$/cancel_request for requestId {js(rid)} (not pending) at t={cr.t:.2f}"
@@ -298,13 +348,29 @@ class CancelLifecycleMonitor(ConnMonitor):
             return
         end = nxt.responses[0]
         bad = next((m for m in log.msgs if cr.order < m.order < end.order and m.direction == RECEIVED
-                    and m.kind == RESPONSE and (m.duplicate or m.id is None or m.request is None)), None)
-        if bad is not None:
+                    and m.kind == RESPONSE and (m.duplicate or m.id is None or m.request is None)
+                    and m.frame.seq not in answered_lines()), None)
+        other = next((f for f in self._frames_of(log.conn) if cr.frame.seq < f.seq < bad.frame.seq
+                      and f.direction == SENT and not _plain_message(f.msg)), None) if bad is not None else None
+        if bad is not None and other is not None:
+            # a batch (which an agent without batches refuses whole, id null) or a line that is no
+            # message came between: the answer may be that line's
+            self.noted("CANCEL-013", f"{where}: the agent answered with {js(bad.msg, 160)} at t={bad.t:.2f}, "
+                       f"after the suite also wrote {other.text(80)!r}, which that answer may be for.",
+                       fr([bad, other, cr]))
+        elif bad is not None:
             self.failed("CANCEL-013", f"{where}: the agent answered with {js(bad.msg, 160)} at t={bad.t:.2f}.",
                         fr([bad, cr]))
         else:
             self.pass_few("CANCEL-013", f"{where}: nothing came back before the next request id={js(nxt.id)} was "
                           f"answered (t={end.t:.2f}).", [end, cr])
+
+def _plain_message(msg: Any) -> bool:
+    """One JSON-RPC 2.0 request or notification (not a batch, not a line that is no message)."""
+    return isinstance(msg, dict) and msg.get("jsonrpc") == "2.0" and isinstance(msg.get("method"), str)
+
+
+_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")  # a scheme (RFC 3986): what every URI starts with
 
 
 class PromptBlocksMonitor(ConnMonitor):
@@ -330,13 +396,11 @@ class PromptBlocksMonitor(ConnMonitor):
             su = session_update(m)
             if su is not None and su[1].get("sessionUpdate") == "state_update":
                 busy[su[0]] = su[1].get("state") in WORK_STATES
-            if m.direction == RECEIVED and m.kind == RESPONSE and m.ok and m.request is not None \
-                    and m.request.method == "initialize" and isinstance(m.result, dict):
-                c = m.result.get("capabilities")
-                caps = c if isinstance(c, dict) else {}
+            if (c := init_capabilities(m)) is not None:
+                caps = c
             if not (m.direction == SENT and m.kind == REQUEST and m.method == "session/prompt"):
                 continue
-            blocks = (m.params or {}).get("prompt") if isinstance(m.params, dict) else None
+            blocks = prompt_blocks(m)
             if not isinstance(blocks, list) or not blocks or not all(isinstance(b, dict) for b in blocks) \
                     or not m.responses or caps is None:
                 continue
@@ -347,7 +411,6 @@ class PromptBlocksMonitor(ConnMonitor):
                 continue
             types = [b.get("type") for b in blocks]
             sess = caps.get("session") if isinstance(caps.get("session"), dict) else None
-            pcaps = (sess or {}).get("prompt") if isinstance((sess or {}).get("prompt"), dict) else {}
             where = f"session/prompt id={js(m.id)} with blocks {js(types, 120)}"
             if all(t in BASE_BLOCKS for t in types) and sess is not None and self._well_formed(blocks):
                 key = "resource_link" in types
@@ -362,8 +425,8 @@ class PromptBlocksMonitor(ConnMonitor):
                 elif r.error_code == -32602:
                     self.failed("PROMPT-008", f"{where} was rejected with -32602 {js(r.error)}.", fr([r, m]))
                 continue
-            unknown = [t for t in types if not (isinstance(t, str) and (t in BASE_BLOCKS or t in GATED_BLOCKS))]
-            gated = [t for t in types if t in GATED_BLOCKS and not isinstance(pcaps.get(GATED_BLOCKS[t]), dict)]
+            unknown = unknown_blocks(types)
+            gated = unadvertised_blocks(types, caps)
             if unknown:
                 if r.ok:
                     self.failed("PROMPT-009", f"{where}: block type {js(unknown[0])} is not a type the agent can "
@@ -386,6 +449,7 @@ class PromptBlocksMonitor(ConnMonitor):
         for b in blocks:
             if b.get("type") == "text" and not isinstance(b.get("text"), str):
                 return False
-            if b.get("type") == "resource_link" and not (isinstance(b.get("uri"), str) and isinstance(b.get("name"), str)):
-                return False
+            if b.get("type") == "resource_link" and not (isinstance(b.get("uri"), str) and _URI.match(b["uri"])
+                                                         and isinstance(b.get("name"), str)):
+                return False  # the schema gives uri "Format: uri": "" or "notes.txt" may rightly be refused
         return True

@@ -13,7 +13,8 @@ from typing import Any
 
 from ...wire.transcript import RECEIVED, SENT
 from ..monitor import NOTIFICATION, REQUEST, RESPONSE
-from ._common import TOOL_KINDS, WORK_STATES, AGENT_MESSAGE_KINDS, ConnLog, ConnMonitor, Msg, fr, js, session_update
+from ._common import (AGENT_MESSAGE_KINDS, ENDING_METHODS, TOOL_KINDS, WORK_STATES, ConnLog, ConnMonitor, Msg, fr, js,
+                      session_update)
 
 STATES = ("running", "idle", "requires_action", "unknown")
 STOP_REASONS = ("end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled", "error")
@@ -57,7 +58,7 @@ class StateLifecycleMonitor(ConnMonitor):
         "STATE-003": "While the foreground work waits for a permission answer the agent reports requires_action, "
                      "and running again when it resumes.",
         "STATE-007": "stopReason \"cancelled\" is only used for stops the user or client chose (session/cancel, "
-                     "session/close, $/cancel_request, a declined or cancelled permission).",
+                     "session/close, session/delete, $/cancel_request, a declined or cancelled permission).",
         "PROMPT-014": "A stopReason is end_turn, max_tokens, max_turn_requests, refusal, cancelled, error or a "
                       "\"_\"-prefixed custom value.",
         "PROMPT-015": "An idle with stopReason \"error\" carries an error object {code: integer, message: string, "
@@ -75,7 +76,7 @@ class StateLifecycleMonitor(ConnMonitor):
                 elif m.kind == NOTIFICATION and m.method == "$/cancel_request":
                     for st in ss.values():
                         self._stop(st, m)
-                elif m.kind == REQUEST and m.method == "session/close" and isinstance(sid, str):
+                elif m.kind == REQUEST and m.method in ENDING_METHODS and isinstance(sid, str):
                     self._stop(ss.setdefault(sid, _S()), m)
                 elif m.kind == REQUEST and m.method == "session/resume" and isinstance(sid, str):
                     ss.setdefault(sid, _S()).resuming += 1
@@ -184,8 +185,8 @@ class StateLifecycleMonitor(ConnMonitor):
                           f"at t={s.t:.2f}).", [m, s])
         else:
             since = f" since the previous idle at t={start:.2f}" if start is not None else ""
-            self.failed("STATE-007", f"{what}: the suite sent no session/cancel, session/close or $/cancel_request "
-                        f"and declined nothing{since}.", fr([m, st.active]))
+            self.failed("STATE-007", f"{what}: the suite sent no session/cancel, session/close, session/delete or "
+                        f"$/cancel_request and declined nothing{since}.", fr([m, st.active]))
 
     def _judge_perms(self, log: ConnLog, perms: list[tuple[Msg, Any]]) -> None:
         for req, sid in perms:

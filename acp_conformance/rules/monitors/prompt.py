@@ -33,6 +33,9 @@ class _User:
     update: dict[str, Any]
 
 
+STILL_REPORTING = 1.0  # seconds: an update this close to the end of the connection shows work going on
+
+
 @dataclass(eq=False)
 class _Rec:
     req: Msg
@@ -262,6 +265,19 @@ class PromptMonitor(ConnMonitor):
         else:
             self.pass_few("PROMPT-001", f"{rec.label()} succeeded with messageId {js(res['messageId'])}.", frames)
 
+    def _still_reporting(self, log: ConnLog, rec: _Rec) -> Msg | None:
+        """The session's last update after the response when it came within STILL_REPORTING seconds of
+        the connection's end (the work was visibly going on), else None."""
+        assert rec.resp is not None
+        end = rec.resp.t + log.waited(rec.resp.t)
+        for m in reversed(log.msgs):
+            if m.order <= rec.resp.order:
+                return None
+            su = session_update(m)
+            if su is not None and su[0] == rec.sid:
+                return m if end - m.t <= STILL_REPORTING else None
+        return None
+
     def _no_end(self, log: ConnLog, rec: _Rec) -> tuple[bool, str]:
         """For work that never reached idle: (judge it?, how long the suite waited)."""
         assert rec.resp is not None
@@ -363,7 +379,13 @@ class PromptMonitor(ConnMonitor):
             msg = (f"{rec.label()} was accepted (t={resp.t:.2f})"
                    + (f", work running since t={last:.2f}," if last is not None else "")
                    + f" but no idle state_update for the session followed: the suite waited {how}.")
-            if judge:
+            busy = self._still_reporting(log, rec)
+            if busy is not None:
+                # the rule is for work that ends: work still reporting progress when the connection
+                # ended (a long task the suite did not cancel) had not ended, so there was no idle to owe
+                self.untested("PROMPT-012", msg + f" The work was still reporting progress (an update at t={busy.t:.2f}, "
+                              "just before the connection ended): not judged.", fr([busy, resp, req]))
+            elif judge:
                 self.failed("PROMPT-012", msg, fr([resp, rec.running, req]))
             else:
                 self.untested("PROMPT-012", msg + " Shorter than idle_grace: not judged.", fr([resp, req]))

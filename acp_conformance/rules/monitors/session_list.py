@@ -213,8 +213,8 @@ class SessionListMonitor(ConnMonitor):
                 self.warned("DELETE-003", f"{label} without session.delete advertised got {js(m.error_code)}, "
                             "not -32601.", fr([m, m.request]))
             return
-        if not has_cap:
-            return
+        if not has_cap or not isinstance(sid, str):
+            return  # no session is named: a malformed request, rightly refused (-32602), deletes nothing
         missing = sid in deleted or (isinstance(sid, str) and sid.startswith("sess_conformance_unknown_"))
         if missing:
             if m.ok:

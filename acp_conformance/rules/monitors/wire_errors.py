@@ -28,7 +28,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...wire.transcript import EVENT, RECEIVED, SENT, Frame
+from ...wire.transcript import EVENT, RECEIVED, SENT, Frame, parse_line
 from ..monitor import INVALID, NOTIFICATION, REQUEST, RESPONSE, Rpc, classify
 from ._common import UNPARSED, ConnLog, ConnMonitor, Msg, fr, id_key, js, raw_carries_id
 
@@ -78,9 +78,8 @@ def _sent_kind(frame: Frame) -> tuple[str, Any]:
     raw = frame.raw
     if not raw.strip():
         return "other", None
-    try:
-        value = json.loads(raw)
-    except ValueError:
+    value, problem = parse_line(raw)  # strict JSON: a NaN line is owed -32700, not -32600
+    if problem is not None:
         return "parse", None
     if isinstance(value, list):
         if not value:
@@ -114,6 +113,20 @@ def _batch_owed(value: list) -> tuple[int, int, int]:
         else:
             invalid += 1
     return reqs, invalid, notes
+
+
+def _leniently_readable(raw: bytes) -> bool:
+    """Is the line JSON once a leading byte order mark is dropped and bytes that are not UTF-8 are
+    replaced? (Not JSON as written, but a reader may read it so.)"""
+    text = raw.decode("utf-8", "replace").removeprefix("\ufeff")
+    if text == raw.decode("utf-8", "replace"):
+        try:
+            raw.decode("utf-8")
+            return False  # valid UTF-8 without a byte order mark: its problem is the JSON itself
+        except UnicodeDecodeError:
+            pass
+    value, problem = parse_line(text.encode("utf-8"))
+    return problem is None
 
 
 def _owed(s: Sent) -> bool:
@@ -392,6 +405,13 @@ class WireErrorMonitor(FrameLogMixin, ConnMonitor):
                 continue
             quoted = js(s.frame.raw.decode("utf-8", "replace"), 90)
             echo = s.value.get("id") if isinstance(s.value, dict) and valid_id(s.value.get("id")) else None
+            if rule == "ERR-006" and _leniently_readable(s.frame.raw) and (
+                    not s.answers or null_error(s.answers[0].msg, code, echo) is not None):
+                self.noted(rule, f"the suite wrote {quoted}: JSON once a byte order mark is dropped or bytes that "
+                           "are not UTF-8 are replaced, which a reader may do (RFC 8259 lets parsers ignore a byte "
+                           "order mark; the spec does not say a receiver must refuse bad UTF-8); the agent did not "
+                           "answer it -32700.", fr(s.answers[:1] + [s.frame]))
+                continue
             if s.ambiguous:
                 self.noted(rule, f"the suite wrote {quoted}; {_undecided(s)}", fr([s.maybe[0], s.frame]))
                 continue

@@ -22,6 +22,20 @@ def _texts(blocks: Any) -> list[str]:
     return [b["text"] for b in blocks if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)]
 
 
+def _prompt_of(m: Msg) -> Any:
+    return m.params.get("prompt") if isinstance(m.params, dict) else None
+
+
+def _echoes(text: str, got: str) -> bool:
+    """Does the echo ``got`` hold ``text`` unchanged, or (a chunk of it) an unchanged part of it?"""
+    return text in got or (bool(got) and got in text)
+
+
+def _nonascii(m: Msg) -> list[str]:
+    """The text blocks of a prompt that hold non-ASCII characters (those whose echo can be mangled)."""
+    return [t for t in _texts(_prompt_of(m)) if not t.isascii()]
+
+
 class WireTransportMonitor(FrameLogMixin, ConnMonitor):
     side = "both"  # judges the target's frames in either role (ctx.target_side)
     rules = ("TRANSPORT-001", "TRANSPORT-002", "TRANSPORT-005", "TRANSPORT-006", "TRANSPORT-007", "TRANSPORT-008",
@@ -62,7 +76,7 @@ class WireTransportMonitor(FrameLogMixin, ConnMonitor):
             self.failed("TRANSPORT-001", f"the {self.ctx.target_side} wrote a line that is {f.problem}: "
                         f"{f.raw[:120]!r}.", [f])
             return
-        if any(b > 0x7F for b in f.raw):
+        if not f.raw.isascii():
             self.nonascii += 1
         if f.problem is not None:
             s = f.raw.strip()
@@ -193,32 +207,37 @@ class WireTransportMonitor(FrameLogMixin, ConnMonitor):
                             fr([answers[0] if answers else None, s.frame]))
 
     def _roundtrip(self, log: ConnLog) -> None:
-        sent = {}
+        prompts: dict[Any, list[Msg]] = {}  # sessionId -> the suite's prompts, in order
+        by_message: dict[Any, Msg] = {}  # messageId of an accepted prompt -> that prompt
         for m in log.msgs:
             if m.direction == SENT and m.kind == REQUEST and m.method == "session/prompt":
-                p = m.params if isinstance(m.params, dict) else {}
-                for t in _texts(p.get("prompt")):
-                    if any(ord(c) > 0x7F for c in t):
-                        sent.setdefault(p.get("sessionId"), []).append((t, m))
-        if not sent:
+                prompts.setdefault(m.session_id if isinstance(m.session_id, str) else None, []).append(m)
+                mid = next((r.result.get("messageId") for r in m.responses if r.ok and isinstance(r.result, dict)), None)
+                if isinstance(mid, str):
+                    by_message[mid] = m
+        if not any(_nonascii(p) for ps in prompts.values() for p in ps):
             return
         for m in log.msgs:
             su = session_update(m)
             if su is None or su[1].get("sessionUpdate") not in ("user_message", "user_message_chunk"):
                 continue
             sid, upd = su
-            cands = sent.get(sid)
-            if not cands:
-                continue
             content = upd.get("content")
             got = "".join(_texts(content if isinstance(content, list) else [content]))
-            for t, rq in cands:
-                if t == got or t in got:
-                    self.pass_few("TRANSPORT-001", f"the non-ASCII prompt text {t!r} came back unchanged in the "
-                                  "user message.", [m, rq])
-                elif "\ufffd" in got or any(x in got for x in ("Ã", "â\x9c", "ä½")):
-                    self.failed("TRANSPORT-001", f"the prompt text {t!r} came back as {got!r}: its code points were "
-                                "not preserved.", fr([m, rq]))
+            # judged against the prompt it echoes (by its messageId, else the prompts of the session before
+            # it whose text it holds), not against every prompt: a generated prompt text may hold "Ã" itself
+            mid = upd.get("messageId")
+            echoed = by_message.get(mid) if isinstance(mid, str) else None
+            cands = [echoed] if echoed is not None else [p for p in prompts.get(sid, []) if p.order < m.order]
+            cands = [p for p in cands if any(_echoes(t, got) for t in _nonascii(p))] or cands
+            for rq in cands:
+                for t in _nonascii(rq):
+                    if _echoes(t, got):
+                        self.pass_few("TRANSPORT-001", f"the non-ASCII prompt text {t!r} came back unchanged in the "
+                                      "user message.", [m, rq])
+                    elif "\ufffd" in got or any(x in got for x in ("Ã", "â\x9c", "ä½")):
+                        self.failed("TRANSPORT-001", f"the prompt text {t!r} came back as {got!r}: its code points "
+                                    "were not preserved.", fr([m, rq]))
 
     def _shutdown(self, log: ConnLog) -> None:
         closed = next((e for e in log.events if e.event == EV_STDIN_CLOSED), None)

@@ -1,0 +1,114 @@
+"""How the agent fuzzer runs its target processes: the spare process started ahead of each example,
+its fallback when the spare could not live beside the running one, no process left behind, and a
+wall-clock budget that holds even when one example alone would take far longer."""
+
+from __future__ import annotations
+
+import os
+import sys
+import textwrap
+import uuid
+from pathlib import Path
+
+from acp_conformance.fuzz.run import fuzz
+from acp_conformance.fuzz.stateful import FuzzConfig
+from acp_conformance.wire.transcript import EV_START
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _wrapper(tmp_path: Path, body: str) -> list[str]:
+    """A target: ``body`` runs first, then the reference agent in the same process."""
+    script = tmp_path / "target.py"
+    script.write_text(textwrap.dedent(body) + textwrap.dedent(f"""
+        import runpy, sys
+        sys.path.insert(0, {str(ROOT)!r})
+        runpy.run_module("acp_conformance.reference.agent", run_name="__main__")
+        """), encoding="utf-8")
+    return [sys.executable, str(script)]
+
+
+def _alive_with(marker: str) -> list[int]:
+    """Processes whose environment holds ``marker`` (the targets of one test)."""
+    needle = f"ACP_TEST_MARK={marker}".encode()
+    pids = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                if needle in f.read().split(b"\0"):
+                    pids.append(int(pid))
+        except OSError:
+            continue
+    return pids
+
+
+def test_each_example_takes_a_process_started_ahead_and_none_is_left_behind():
+    mark = uuid.uuid4().hex
+    config = FuzzConfig([sys.executable, "-m", "acp_conformance.reference.agent"], env={"ACP_TEST_MARK": mark})
+    result = fuzz(config, seed=3, max_examples=4, step_count=15)
+    assert result.failure is None, result.failure
+    assert result.examples >= 4
+    assert _alive_with(mark) == []  # the spare started for a fifth example was killed too
+
+
+def test_a_spare_that_cannot_live_beside_the_running_process_is_replaced(tmp_path):
+    """A target that refuses to start while another of its processes runs (a lock it holds): every
+    spare dies at once; each example then starts its own process, and nothing is reported."""
+    argv = _wrapper(tmp_path, f"""
+        import fcntl, sys
+        lock = open({str(tmp_path / "lock")!r}, "w")
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            sys.exit("another process of this agent runs")
+        """)
+    mark = uuid.uuid4().hex
+    result = fuzz(FuzzConfig(argv, env={"ACP_TEST_MARK": mark}), seed=5, max_examples=3, step_count=10)
+    assert result.failure is None, result.failure
+    assert result.examples >= 3
+    assert _alive_with(mark) == []
+
+
+def test_prestart_off_starts_each_process_with_its_example(tmp_path):
+    from acp_conformance.fuzz import stateful
+    started: list[bool] = []
+    feed = stateful.Judge.feed
+
+    def spy(self, frame):
+        if frame.event == EV_START:
+            started.append(bool((frame.detail or {}).get("prestarted")))
+        return feed(self, frame)
+
+    stateful.Judge.feed = spy
+    try:
+        argv = [sys.executable, "-m", "acp_conformance.reference.agent"]
+        fuzz(FuzzConfig(argv, prestart=False), seed=1, max_examples=2, step_count=5)
+        off = list(started)
+        started.clear()
+        fuzz(FuzzConfig(argv), seed=1, max_examples=2, step_count=5)
+        on = list(started)
+    finally:
+        stateful.Judge.feed = feed
+    assert off and True not in off
+    assert on[0] is False and True in on  # the first example has no spare yet; the second takes one
+
+
+def test_the_budget_ends_the_run_inside_a_long_example(tmp_path):
+    """Every turn of this agent takes seconds (its simulated work is 200 times slower), so one example
+    of 200 rules alone would take minutes: the run still ends at its budget, with no finding."""
+    argv = _wrapper(tmp_path, """
+        import asyncio
+        _sleep = asyncio.sleep
+        async def slow(delay, *a, **k):
+            return await _sleep(delay * 200, *a, **k)
+        asyncio.sleep = slow
+        """)
+    mark = uuid.uuid4().hex
+    budget = 4.0
+    result = fuzz(FuzzConfig(argv, env={"ACP_TEST_MARK": mark}, timeout=30.0), seed=2, max_examples=5,
+                  budget=budget, step_count=200)
+    assert result.failure is None, result.failure
+    assert result.budget_spent
+    # the cut-off is at the budget; what follows is stopping the process (the ladder's first rung)
+    assert result.seconds < budget + 10, result.seconds
+    assert _alive_with(mark) == []
