@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...wire.transcript import EV_EOF
+from ...wire.transcript import EV_EOF, SENT
 from ..monitor import NOTIFICATION, REQUEST, RESPONSE
 from ._client import CLIENT_REQUESTS, agent_msgs, cap, client_init, client_msgs, crashed, hung_up_at
 from ._common import UNPARSED, ConnLog, ConnMonitor, Msg, fr, id_key, js
@@ -60,9 +60,16 @@ class ClientAnswerMonitor(ConnMonitor):
             if not answers:
                 if (end is not None and end <= q.t) or (hung is not None and hung <= q.t + 0.5):
                     continue  # the connection was gone (or ended by the suite) before it could be answered
+                closed = _closed_before(log, q)
                 if crashed(log):
                     self.noted("CLIENT-017", f"the agent's {q.method} (id {js(q.id)}) was never answered: the "
                                "client crashed first.", fr([q]))
+                elif closed is not None:
+                    # the agent asked about a session the client had closed, and the client, done with it,
+                    # ended: the agent broke the protocol first, and what the client owes it the spec omits
+                    self.noted("CLIENT-017", f"the agent's {q.method} (id {js(q.id)}) was never answered; it was "
+                               f"for a session the client had closed (t={closed.t:.2f}) "
+                               f"({log.end_desc or 'the test ended'}).", fr([q, closed]))
                 else:
                     self.failed("CLIENT-017", f"the agent's {q.method} (id {js(q.id)}) was never answered "
                                 f"({log.end_desc or 'the test ended'}).", fr([q]))
@@ -206,3 +213,18 @@ class ClientAnswerMonitor(ConnMonitor):
 
 
 _ = UNPARSED
+
+
+def _closed_before(log: ConnLog, q: Msg) -> Msg | None:
+    """The successful answer to the client's session/close of the session ``q`` is for, when it came
+    before ``q``."""
+    sid = q.params.get("sessionId") if isinstance(q.params, dict) else None
+    if not isinstance(sid, str):
+        return None
+    for m in log.msgs:
+        if m.order >= q.order:
+            return None
+        if m.direction == SENT and m.kind == RESPONSE and m.ok and m.request is not None \
+                and m.request.method == "session/close" and m.request.session_id == sid:
+            return m
+    return None
