@@ -14,7 +14,9 @@
    processes per step), and where the time went: generation (hypothesis and the state machine),
    validation and monitors, the target (waiting for its answers), process start and stop (target: at
    least 200 steps per second); and, as the baseline, the same run with each example's agent process
-   started when the example starts (no spare process started ahead).
+   started when the example starts (no spare process started ahead); and the same run with the
+   reference agent's simulated work (10 to 40 ms a turn, 6 s for the slow count) at a tenth, which
+   shows how much of the rate is the agent's latency rather than the fuzzer.
 
 Rates depend on the machine and its load: the script prints the load average beside them.
 """
@@ -161,7 +163,7 @@ def validation(seconds: float) -> tuple[float, int]:
     return n / (time.perf_counter() - t0), len(msgs)
 
 
-def stateful(budget: float, steps: int, seed: int, prestart: bool = True):
+def stateful(budget: float, steps: int, seed: int, prestart: bool = True, work_scale: float | None = None):
     """The run, its time split, and CPU seconds per step of the fuzzer and of the agent processes
     (which, unlike the wall clock, do not depend on what else the machine runs). ``prestart``: each
     example's agent process is started while the example before it runs (the default)."""
@@ -173,7 +175,8 @@ def stateful(budget: float, steps: int, seed: int, prestart: bool = True):
         return r.ru_utime + r.ru_stime
 
     me, kids = cpu(resource.RUSAGE_SELF), cpu(resource.RUSAGE_CHILDREN)
-    result = fuzz(FuzzConfig(AGENT, prestart=prestart), seed=seed, max_examples=10 ** 6, budget=budget, step_count=steps)
+    env = {"ACP_REFERENCE_WORK_SCALE": str(work_scale)} if work_scale is not None else {}
+    result = fuzz(FuzzConfig(AGENT, env=env, prestart=prestart), seed=seed, max_examples=10 ** 6, budget=budget, step_count=steps)
     n = max(result.steps, 1)
     return result, time_split(result), (cpu(resource.RUSAGE_SELF) - me) / n, (cpu(resource.RUSAGE_CHILDREN) - kids) / n
 
@@ -202,23 +205,28 @@ def main() -> int:
     print(f"validation, Validator.check_message  {rate:12,.0f} msgs/s over {distinct} distinct messages "
           "(target >= 100,000/s)")
     print(f"stateful fuzzing of the reference agent, {a.fuzz_budget:g} s each, seed {a.seed} (target >= 200 steps/s):")
-    runs = [(int(x), True) for x in a.steps.split(",")]
-    runs.insert(1, (runs[0][0], False))  # the baseline: the default example length, one process at a time
+    runs = [(int(x), True, None) for x in a.steps.split(",")]
+    n = runs[0][0]
+    runs.insert(1, (n, False, None))  # the baseline: the default example length, one process at a time
+    runs.append((n, True, 0.1))  # the agent's simulated work at a tenth: what is left is the fuzzer's
     rates = {}
-    for steps, prestart in runs:
-        result, split, cpu_fuzzer, cpu_agent = stateful(a.fuzz_budget, steps, a.seed, prestart)
+    for steps, prestart, scale in runs:
+        result, split, cpu_fuzzer, cpu_agent = stateful(a.fuzz_budget, steps, a.seed, prestart, scale)
         s = result.stats
-        rates[steps, prestart] = result.steps_per_second
-        how = "" if prestart else ", each process started when its example starts (no spare)"
+        rates[steps, prestart, scale] = result.steps_per_second
+        how = ("" if prestart else ", each process started when its example starts (no spare)") + \
+            (f", the agent's simulated work x{scale:g} (ACP_REFERENCE_WORK_SCALE)" if scale is not None else "")
         print(f"  {steps} rules per example{how}: {result.steps} steps in {result.seconds:.1f} s, "
               f"{result.steps_per_second:,.0f} steps/s; {result.examples} examples, {s.processes} agent processes; "
               f"finding: {result.failure or 'none'}")
         print("    time: " + ", ".join(f"{k.replace('_', ' ')} {v:.0%}" for k, v in split.items()))
         print(f"    CPU per step: fuzzer {cpu_fuzzer * 1e3:.2f} ms, agent processes {cpu_agent * 1e3:.2f} ms "
               "(their start-up included)")
-    n = runs[0][0]
-    if rates.get((n, False)):
-        print(f"  spare process started ahead / none: {rates[n, True] / rates[n, False]:.2f}x ({n} rules per example)")
+    if rates.get((n, False, None)):
+        print(f"  spare process started ahead / none: {rates[n, True, None] / rates[n, False, None]:.2f}x "
+              f"({n} rules per example)")
+    if rates.get((n, True, None)):
+        print(f"  simulated work x0.1 / x1: {rates[n, True, 0.1] / rates[n, True, None]:.2f}x")
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 

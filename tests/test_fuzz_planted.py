@@ -6,7 +6,8 @@ the same deterministic target gives the same run.
 
 The strategies know nothing of these bugs: each test checks that the shrunk scenario holds the
 situation the bug needs (three blocks, six prompts, a large id, ...), so a test fails if the fuzzer
-found something else, and says so.
+found something else, and says so. The values hypothesis generated are simplified too (``reduce.py``,
+5.): the scenario written keeps no optional field and no long string the bug does not need.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from typing import Any
 import pytest
 import yaml
 
+from acp_conformance.fuzz.reduce import VALUE_RERUNS, Reducer
 from acp_conformance.fuzz.run import fuzz, replay
-from acp_conformance.fuzz.stateful import FuzzConfig
+from acp_conformance.fuzz.stateful import DEFAULT_PROMPTS, FuzzConfig
 
 PLANTED = Path(__file__).resolve().parent / "planted" / "planted_agents.py"
 REFERENCE = [sys.executable, "-m", "acp_conformance.reference.agent"]
@@ -83,6 +85,39 @@ def empty_embedded_text(steps) -> bool:
                and b["resource"].get("text") == "" for blocks in _blocks(steps) for b in blocks)
 
 
+# optional fields that no planted bug needs: the value pass drops them
+OPTIONAL = {"_meta", "annotations", "title", "description", "icons", "mimeType", "size", "capabilities",
+            "additionalDirectories", "mcpServers", "systemPrompt"}
+
+
+def generated_junk(steps: list[dict[str, Any]]) -> list[str]:
+    """What is left of hypothesis' values in the params of the requests: optional fields, nulls, and
+    strings longer than eight characters (other than $variables, discriminators and steering prompts)."""
+    out: list[str] = []
+
+    def walk(value: Any, where: str, key: str = "") -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                if k in OPTIONAL or v is None:
+                    out.append(f"{where}.{k}")
+                walk(v, f"{where}.{k}", k)
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                walk(v, f"{where}[{i}]")
+        elif isinstance(value, str) and len(value) > 8 and not value.startswith("$") and key != "type" \
+                and value not in DEFAULT_PROMPTS.values():
+            out.append(f"{where} = {value!r}")
+
+    for i, s in enumerate(steps):
+        if "request" in s:
+            walk(s["request"].get("params"), f"step {i + 1} {s['request'].get('method')}")
+    return out
+
+
+def yaml_size(steps: list[dict[str, Any]]) -> int:
+    return len(yaml.safe_dump(steps, sort_keys=False, width=100000))
+
+
 # planted agent -> (a rule its failure must name, or None for a target that dies; what the shrunk scenario holds)
 CASES = {
     "three-blocks": ("PROMPT-001", three_blocks),
@@ -94,8 +129,17 @@ CASES = {
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_fuzzer_finds_shrinks_and_replays_a_planted_bug(name, tmp_path):
+def test_fuzzer_finds_shrinks_and_replays_a_planted_bug(name, tmp_path, monkeypatch):
     rule, holds = CASES[name]
+    values: dict[str, Any] = {}  # the value pass: the scenario's size before and after it, its runs
+    simplify = Reducer._simplify_values
+
+    def measured(self):
+        values["before"] = yaml_size(self.steps)
+        simplify(self)
+        values.update(after=yaml_size(self.steps), runs=self.value_runs, stop=self.value_stop)
+
+    monkeypatch.setattr(Reducer, "_simplify_values", measured)
     result = fuzz(FuzzConfig(planted(name), timeout=TIMEOUT), seed=SEED, max_examples=100_000, budget=BUDGET,
                   step_count=STEPS, report_dir=tmp_path)
     assert result.failure, (f"{name}: nothing found in {result.seconds:.1f} s ({result.examples} examples, "
@@ -112,6 +156,15 @@ def test_fuzzer_finds_shrinks_and_replays_a_planted_bug(name, tmp_path):
     assert steps == result.step_log
     assert len(steps) <= SHORT, f"{name}: the counterexample is {len(steps)} steps long:\n{yaml.safe_dump(steps)}"
     assert holds(steps), f"{name}: the shrunk scenario is not the planted bug:\n{yaml.safe_dump(steps)}"
+    # its generated values simplified (the failure replays below), unless the steps took the whole
+    # deadline (on a loaded machine five-prompts' can); three-blocks' prompt is the one with most junk
+    assert values and values["after"] <= values["before"] and values["runs"] <= VALUE_RERUNS, values
+    if values["stop"] is None or name == "three-blocks":
+        assert values["stop"] is None and values["runs"] > 0, values
+        assert not generated_junk(steps), (f"{name}: generated values left {generated_junk(steps)} ({values}):\n"
+                                           f"{yaml.safe_dump(steps)}")
+    if name == "three-blocks":
+        assert values["after"] < values["before"] * 0.75, values
     report = json.loads((tmp_path / "fuzz-report.json").read_text(encoding="utf-8"))
     assert report["failure"] == result.failure and report["scenario"] == str(result.scenario_path)
 

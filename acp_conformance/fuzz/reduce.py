@@ -21,7 +21,18 @@ answered what it was not asked does so again):
    debugging); a step removed takes along every step that refers to what it saved, and a permission
    answer its prompt;
 4. removal of single content blocks from the prompts that remain;
-5. a last run of the scenario kept: it must fail again (else the candidate kept before it is tried,
+5. simpler values in the params of the request steps left (``_simplify_values``): optional keys
+   dropped (``_meta``, titles, annotations, the optional fields of initialize ...), strings made
+   empty (else a one- then an eight-character prefix; a path "/", so that it stays absolute),
+   numbers made 0 (else 1 or -1), lists cut to their first element. Coarse first, so that a few runs
+   do most of the work: every step's params at once, then each step's at once (the largest first),
+   then each kind of edit of the step at once (all its optional keys, all its strings, ...), then
+   halves of a kind's edits down to single ones, and a finer value only for an edit refused alone.
+   An edit that would make valid params invalid (a required key, an enum value) is skipped
+   without a run (the schema's validator; invalid params must stay invalid). Left as they are: ids,
+   ``$variables``, ``sessionId``, ``protocolVersion``, the discriminators (``type`` ...), the
+   configured steering prompts, raw lines. At most ``VALUE_RERUNS`` runs;
+6. a last run of the scenario kept: it must fail again (else the candidate kept before it is tried,
    up to three; then the example as found).
 
 Every candidate, and the scenario written, ends with ``closing_steps`` (cancels and a short settle),
@@ -34,6 +45,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 import os
 import re
 import sys
@@ -48,6 +60,10 @@ from .stateful import FuzzSession, Judge, LiveTarget, Recorded, failure_message
 
 _DEBUG = bool(os.environ.get("ACP_FUZZ_DEBUG"))
 _REF = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
+VALUE_RERUNS = 40  # runs the value pass (5.) may spend, within the deadline
+# keys whose values are never simplified nor dropped (besides the schema's discriminators)
+_KEEP_KEYS = frozenset({"sessionId", "protocolVersion", "type"})
+_DROP = object()  # an edit's value: the key goes
 
 
 @dataclass
@@ -204,6 +220,8 @@ class Reducer:
         self.rec = rec
         self.deadline = deadline
         self.runs = 0
+        self.value_runs = 0  # runs spent by the value pass (5.)
+        self.value_stop: str | None = None  # why it stopped short: "deadline" | "cap" (None: it got through)
 
     def time_left(self) -> bool:
         return time.perf_counter() < self.deadline
@@ -303,7 +321,9 @@ class Reducer:
                 if not self._try(self.steps[:i] + [step] + self.steps[i + 1:], self.answers, self.lo, self.failing):
                     j += 1
                 blocks = _prompt_blocks(self.steps[i])
-        # 5. the scenario kept must fail again (a failure that depends on timing may have passed a
+        # 5. simpler values in the params of the requests left
+        self._simplify_values()
+        # 6. the scenario kept must fail again (a failure that depends on timing may have passed a
         # candidate once by luck): otherwise the previous one that failed is tried, and so on
         for _ in range(3):  # at most three tries; then the example as found
             if not self.history or self.same_failure(self.run(self.history[-1][0], self.history[-1][1])):
@@ -323,6 +343,91 @@ class Reducer:
                         transcript=out.transcript, stderr=out.stderr, broken=out.broken,
                         answer_steps=[i for i, _ in self.answers], fail_index=self.failing + 1,
                         fail_start=self.lo)
+
+    # -- 5. values ------------------------------------------------------------------------------
+    def _simplify_values(self) -> None:
+        """Simpler values in the params of the request steps, each candidate rerun (see the module
+        docstring, 5.). ``value_runs`` counts the runs spent."""
+        start = self.runs
+        self.value_runs, self.value_stop = 0, None
+        self._values_tried: set[str] = set()
+
+        def budget() -> bool:
+            self.value_stop = None if self.time_left() else "deadline"
+            if self.value_stop is None and self.runs - start >= VALUE_RERUNS:
+                self.value_stop = "cap"
+            return self.value_stop is None
+
+        try:
+            self._values(budget)
+        finally:
+            self.value_runs = self.runs - start
+            if _DEBUG:
+                print(f"[reduce] values: {self.value_runs} runs" + (f" (stopped: {self.value_stop})"
+                                                                    if self.value_stop else ""), file=sys.stderr)
+
+    def _values(self, budget) -> None:
+        keep_texts = frozenset(v for v in (getattr(getattr(self.fs, "config", None), "prompts", None) or {}).values()
+                               if isinstance(v, str))
+        keep_keys = _KEEP_KEYS | _discriminators(getattr(self.fs, "validator", None))
+        edits = {i: _value_edits(_params(st), (), keep_texts, keep_keys) for i, st in enumerate(self.steps)}
+        edits = {i: e for i, e in edits.items() if e}
+        # every step's params at once: most values of a counterexample are not what it fails for
+        if not edits or budget() and len(edits) > 1 and self._try_values(edits) is not False:
+            return
+        # each step's params at once (the largest first), then each kind of its edits at once, then
+        # halves of a kind down to single edits
+        for i in sorted(edits, key=lambda i: -len(repr(_params(self.steps[i])))):
+            if not budget():
+                break
+            edits_i = _value_edits(_params(self.steps[i]), (), keep_texts, keep_keys)
+            if not edits_i or self._try_values({i: edits_i}) is not False:
+                continue
+            # by kind (the optional keys, the strings, the numbers, the lists): a failure needs few
+            # values, of one kind or two
+            refused: list[tuple[tuple, str]] = []
+            for op in _EDIT_KINDS:
+                remaining = [e for e in edits_i if e[1] == op]
+                size = len(remaining)
+                while size >= 1 and remaining and budget():
+                    j = 0
+                    while j < len(remaining) and budget():
+                        if self._try_values({i: remaining[j:j + size]}) is False:
+                            j += size
+                        else:
+                            del remaining[j:j + size]
+                    size = size // 2
+                refused += remaining
+            # the edits refused alone: a finer value (a longer prefix, 1 for 0), each its own run
+            for edit in refused:
+                rung = 1
+                while budget():
+                    tried = self._try_values({i: [edit]}, rung)
+                    if tried is None or tried:
+                        break
+                    rung += 1
+
+    def _try_values(self, edits: dict[int, list[tuple[tuple, str]]], rung: int = 0) -> bool | None:
+        """Try the steps with ``edits`` (step index -> edits of its params) applied, each edit at the
+        first value of its ladder from ``rung`` on that keeps the params as valid as they were. None:
+        nothing changed (no run)."""
+        steps = list(self.steps)
+        changed = False
+        for i, es in edits.items():
+            (kind, args), = steps[i].items()
+            params = args["params"]
+            new = _apply_edits(params, es, _validity(getattr(self.fs, "validator", None), args.get("method"), params),
+                               rung)
+            if _shape(new) != _shape(params):
+                steps[i] = {kind: {**args, "params": new}}
+                changed = True
+        if not changed:
+            return None
+        key = json.dumps(steps, sort_keys=True, default=repr)
+        if key in self._values_tried:  # (a finer rung may give the value a coarser one gave)
+            return False
+        self._values_tried.add(key)
+        return self._try(steps, self.answers, self.lo, self.failing)
 
     def _groups(self) -> list[set[int]]:
         """The removable steps grouped by kind (a request by its method), the largest group first."""
@@ -359,6 +464,144 @@ class Reducer:
         self.steps, self.answers, self.lo, self.failing, self.best = steps, answers, lo, failing, out
         self.history.append((steps, answers, lo, failing, out))
         return True
+
+
+def _params(step: dict[str, Any]) -> Any:
+    """The generated params of a request step (None for other steps and for params that are no
+    object or array)."""
+    args = step.get("request")
+    params = args.get("params") if isinstance(args, dict) else None
+    return params if isinstance(params, (dict, list)) else None
+
+
+def _frozen(value: Any, keep_texts: frozenset) -> bool:
+    """A value the value pass leaves whole: it holds a ``$variable`` or a configured steering prompt."""
+    if isinstance(value, str):
+        return bool(_REF.search(value)) or value in keep_texts
+    if isinstance(value, list):
+        return any(_frozen(v, keep_texts) for v in value)
+    if isinstance(value, dict):
+        return any(_frozen(v, keep_texts) for v in value.values())
+    return False
+
+
+def _ladder(value: Any) -> list[Any]:
+    """The simpler values to try for ``value``, simplest first (empty when there is none)."""
+    if isinstance(value, bool) or value is None:
+        return []
+    if isinstance(value, str):  # an absolute path stays one (an agent rejects a relative cwd: a wasted run)
+        simplest = ("/",) if value.startswith("/") else ("", value[:1])
+        return list(dict.fromkeys(p for p in (*simplest, value[:8]) if len(p) < len(value)))
+    if isinstance(value, int):
+        return [] if value == 0 else [0] if abs(value) == 1 else [0, 1 if value > 0 else -1]
+    if isinstance(value, float):
+        return [0.0] if value != 0 else []
+    if isinstance(value, list):
+        return [value[:1]] if len(value) > 1 else []
+    return []
+
+
+_EDIT_KINDS = ("drop", "str", "num", "list")
+
+
+def _value_edits(value: Any, path: tuple, keep_texts: frozenset, keep_keys: frozenset) -> list[tuple[tuple, str]]:
+    """The edits of ``value`` the value pass tries, parents before their children: (path, "drop") for
+    a key of an object, (path, "str" | "num" | "list") for a value made simpler (see ``_ladder``)."""
+    if value is None or _frozen(value, keep_texts) and not isinstance(value, (dict, list)):
+        return []
+    out: list[tuple[tuple, str]] = []
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if k in keep_keys:
+                continue
+            if not _frozen(v, keep_texts):
+                out.append((path + (k,), "drop"))
+            out += _value_edits(v, path + (k,), keep_texts, keep_keys)
+        return out
+    if isinstance(value, list):
+        if len(value) > 1 and not _frozen(value[1:], keep_texts):
+            out.append((path, "list"))
+        for j, v in enumerate(value):
+            out += _value_edits(v, path + (j,), keep_texts, keep_keys)
+        return out
+    return [(path, "str" if isinstance(value, str) else "num")] if _ladder(value) else []
+
+
+_MISSING = object()
+
+
+def _get(root: Any, path: tuple) -> Any:
+    for p in path:
+        if isinstance(root, dict) and isinstance(p, str) and p in root:
+            root = root[p]
+        elif isinstance(root, list) and isinstance(p, int) and p < len(root):
+            root = root[p]
+        else:
+            return _MISSING
+    return root
+
+
+def _with(root: Any, path: tuple, value: Any) -> Any:
+    """A copy of ``root`` with the value at ``path`` replaced (``_DROP``: its key removed)."""
+    if not path:
+        return value
+    out = copy.copy(root)
+    head, rest = path[0], path[1:]
+    if not rest and value is _DROP:
+        del out[head]
+    else:
+        out[head] = _with(root[head], rest, value)
+    return out
+
+
+def _apply_edits(params: Any, edits: list[tuple[tuple, str]], ok, rung: int = 0) -> Any:
+    """``params`` with the edits applied in order, each at the first value of its ladder from ``rung``
+    on for which ``ok`` holds (an edit whose path is gone, by an edit before it, is skipped)."""
+    for path, op in edits:
+        cur = _get(params, path)
+        if cur is _MISSING:
+            continue
+        for value in ([_DROP] if op == "drop" else _ladder(cur))[rung:]:
+            candidate = _with(params, path, value)
+            if ok(candidate):
+                params = candidate
+                break
+    return params
+
+
+def _validity(validator: Any, method: Any, params: Any):
+    """A predicate of candidate params: as valid as ``params`` against the method's params definition
+    (anything goes when the schema does not know the method or cannot tell)."""
+    m = validator.schema.methods.get(method) if validator is not None and isinstance(method, str) else None
+    if m is None or not m.params:
+        return lambda _: True
+
+    def valid(p: Any) -> bool | None:
+        try:
+            return bool(validator.is_valid(m.params, p))
+        except Exception:  # a value the validator cannot take (an integer beyond 64 bits ...)
+            return None
+
+    before = valid(params)
+    if before is None:
+        return lambda _: True
+    return lambda p: valid(p) is before
+
+
+def _discriminators(validator: Any) -> frozenset:
+    """The discriminator keys of the schema's unions (``x-discriminator``)."""
+    defs = getattr(getattr(validator, "schema", None), "defs", None) or {}
+    return frozenset(d["x-discriminator"] for d in defs.values()
+                     if isinstance(d, dict) and isinstance(d.get("x-discriminator"), str))
+
+
+def _shape(value: Any) -> Any:
+    """``value`` with the types of its scalars (so that 0 and 0.0, 1 and True differ)."""
+    if isinstance(value, dict):
+        return {k: _shape(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shape(v) for v in value]
+    return (type(value).__name__, value)
 
 
 def _prompt_blocks(step: dict[str, Any]) -> list | None:

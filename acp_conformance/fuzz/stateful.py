@@ -131,7 +131,7 @@ class Judge:
         self.informational: list[Finding] = []  # provoked by spec-silent envelope cases (recorded only)
         self.informational_seqs: set[int] = set()
         self.informational_ids: set[Any] = set()
-        self.informational_doubles: set[float] = set()  # huge integer ids of those lines, as doubles
+        self.informational_doubles: set[float] = set()  # the numeric ids of those lines, as doubles
         self._mark_next = False
         self._informational: set[str] = set()  # digests of the lines an informational note announced
         # ids the suite wrote, per connection (parsed lines), and the lines it wrote that did not parse:
@@ -154,12 +154,16 @@ class Judge:
         return False
 
     def _answers_informational(self, rid: Any) -> bool:
-        """An id of an informational line, or the double a reader that holds numbers as doubles (any
-        JavaScript peer) makes of an integer id beyond 2**53."""
+        """An id of an informational line, or the same number as a reader that holds numbers as
+        doubles writes it back (any JavaScript peer: 2**53 + 1 comes back as 2**53, -0.0 as 0)."""
         if _idkey(rid) in self.informational_ids:
             return True
-        return isinstance(rid, (int, float)) and not isinstance(rid, bool) and abs(rid) > 2 ** 53 \
-            and float(rid) in self.informational_doubles
+        if not isinstance(rid, (int, float)) or isinstance(rid, bool):
+            return False
+        try:
+            return float(rid) in self.informational_doubles
+        except OverflowError:
+            return False
 
     def feed(self, frame) -> None:
         t = time.perf_counter()
@@ -179,8 +183,9 @@ class Judge:
             for item in frame.msg if isinstance(frame.msg, list) else [frame.msg]:
                 if isinstance(item, dict) and "id" in item:
                     self.informational_ids.add(_idkey(item["id"]))
-                    if isinstance(item["id"], int) and abs(item["id"]) > 2 ** 53:
-                        self.informational_doubles.add(float(item["id"]))
+                    if isinstance(item["id"], (int, float)) and not isinstance(item["id"], bool):
+                        with contextlib.suppress(OverflowError):
+                            self.informational_doubles.add(float(item["id"]))
         self.ctx.feed(frame)
         if frame.direction == "sent":
             self._note_written(frame)
@@ -607,7 +612,9 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
             if self.fresh_process and kind == "request":  # the first answer of a new process: its start-up
                 fs.stats.t_first += dt
                 self.fresh_process = False
-            k = fs.stats.by_kind.setdefault(kind if kind != "request" else args["method"], [0, 0.0])
+            name = args["method"] if kind == "request" else \
+                f"await {next(iter(args))}" if kind == "await" and isinstance(args, dict) and args else kind
+            k = fs.stats.by_kind.setdefault(name, [0, 0.0])
             k[0] += 1
             k[1] += dt
             how = self.target.problem_kind
@@ -643,7 +650,11 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
             """The steps that would end the work still running (not run: the target is gone). They close
             the written scenario, so that a correct target that runs it past the failure point ends its
             turns instead of being cut off in the middle of one."""
-            out: list[dict[str, Any]] = [{"await": {"idle": ref}} for ref, s in self.sessions.items() if s.get("ending")]
+            out: list[dict[str, Any]] = []
+            for ref, s in self.sessions.items():
+                if s.get("ending"):
+                    out += [{"await": {"response": "$" + save}} for save in s["queued"]]
+                    out.append({"await": {"idle": ref, "after": "$" + (s["queued"] or [s["turn"]])[-1]}})
             for ref in self.alive(busy=True):
                 out += [{"cancel": {"session": ref}}, {"await": {"idle": ref}}]
             for s in self.sessions.values():
@@ -737,6 +748,13 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
         def alive(self, busy: bool | None = None) -> list[str]:
             return sorted(r for r, s in self.sessions.items() if s["alive"] and (busy is None or s["busy"] == busy))
 
+        def pick(self, data, refs: list[str]) -> str:
+            """One of ``refs``, drawn among those with no turn in flight when there are any: a step on
+            such a session goes on at once, while the turns of the others run (a step on a session whose
+            turn is in flight first waits for its idle)."""
+            ready = [r for r in refs if not self.sessions[r].get("ending")]
+            return data.draw(st.sampled_from(ready or refs), label="session")
+
         def known(self) -> list[str]:
             return sorted(r for r, s in self.sessions.items() if not s["deleted"])
 
@@ -769,7 +787,8 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
             if self.ok(save):
                 result = self.target.var(save).result
                 self.sessions[f"${save}.result.sessionId"] = {
-                    "alive": True, "busy": False, "ending": False, "deleted": False, "pending": [], "cwd": params["cwd"],
+                    "alive": True, "busy": False, "ending": False, "queued": [], "deleted": False, "pending": [],
+                    "cwd": params["cwd"],
                     "config": result.get("configOptions") if isinstance(result, dict) else None}
 
         # prompts are the heart of the protocol: two rules of their own (generated content blocks, and
@@ -780,7 +799,7 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
         def prompt_blocks(self, data, rid, anything):
             """1..MAX_ITEMS generated blocks: in three prompts of four only kinds the agent advertised
             (so that they get past its validation to its logic), else of any kind (it may reject them)."""
-            ref = data.draw(st.sampled_from(self.alive(busy=False)), label="session")
+            ref = self.pick(data, self.alive(busy=False))
             content = data.draw(blocks_of(None if anything else self.accepts), label="prompt")
             if _has_var(content):
                 content = [{"type": "text", "text": ""}]
@@ -791,7 +810,7 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
               answer=st.sampled_from(PERMISSION_ANSWERS))
         def prompt_steered(self, data, rid, kind, answer):
             """A configured prompt: a plain answer, a tool call, a permission request (answered as drawn)."""
-            ref = data.draw(st.sampled_from(self.alive(busy=False)), label="session")
+            ref = self.pick(data, self.alive(busy=False))
             if kind == "permission":
                 self.options["permission_answers"].append(answer)
                 self.answer_steps.append(len(self.steps))  # the prompt's step (for the reducer)
@@ -805,24 +824,39 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
             """A prompt whose turn ends by itself: its idle is awaited only when a later step needs the
             session again (``idle``), so that steps on other sessions go on while the agent works (its
             turns interleave, and its time to answer overlaps the fuzzer's)."""
+            s = self.sessions[ref]
+            if s.get("ending") and not s["queued"]:
+                # the turn before it still runs: the agent holds this prompt and answers it when it
+                # inserts it, at the end of that turn (a session's prompts, back to back, need no wait)
+                s["queued"].append(self.request("session/prompt", {"sessionId": ref, "prompt": content}, rid,
+                                                wait=False))
+                return
             self.idle(ref)
             save = self.request("session/prompt", {"sessionId": ref, "prompt": content}, rid)
             if self.ok(save):
-                self.sessions[ref]["ending"] = True
+                s.update(ending=True, turn=save)
 
         def idle(self, ref: str, tolerate: bool = False) -> str | None:
-            """Wait for the end of the session's turn that ends by itself, if one runs."""
+            """Wait for the end of the session's turn that ends by itself, if one runs (and of the turn
+            of a prompt held behind it: its answer comes when it is inserted, its idle after that)."""
             s = self.sessions[ref]
             if not s.get("ending"):
                 return None
             s["ending"] = False
-            return self.do({"await": {"idle": ref}}, tolerate=tolerate)
+            queued, s["queued"] = s["queued"], []
+            for save in queued:
+                problem = self.do({"await": {"response": "$" + save}}, tolerate=tolerate)
+                if problem:
+                    return problem
+                if self.ok(save):
+                    s["turn"] = save
+            return self.do({"await": {"idle": ref, "after": "$" + s["turn"]}}, tolerate=tolerate)
 
         @precondition(lambda self: self.alive(busy=False))
         @rule(data=st.data(), rid=request_ids, kind=st.sampled_from(["long", "hold"]))
         def prompt_long(self, data, rid, kind):
             """Work that runs until it is cancelled (or for seconds): the session is busy meanwhile."""
-            ref = data.draw(st.sampled_from(self.alive(busy=False)), label="session")
+            ref = self.pick(data, self.alive(busy=False))
             self.idle(ref)
             text = fs.config.prompts["permission" if kind == "hold" else kind]
             if kind == "hold":
@@ -920,13 +954,13 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
             # a refused close or delete (an agent without session/delete: -32601) leaves the session,
             # and the work it runs, as they were: the wind-down still cancels that work
             if how == "close" and self.alive():
-                ref = data.draw(st.sampled_from(self.alive()), label="session")
+                ref = self.pick(data, self.alive())
                 self.idle(ref)
                 if not self.ok(self.request("session/close", {"sessionId": ref}, rid)):
                     return
                 self.sessions[ref]["alive"] = False
             else:
-                ref = data.draw(st.sampled_from(self.known()), label="session")
+                ref = self.pick(data, self.known())
                 self.idle(ref)
                 if not self.ok(self.request("session/delete", {"sessionId": ref}, rid)):
                     return
@@ -940,8 +974,7 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
         @rule(data=st.data(), rid=request_ids, replay=st.sampled_from(["none", "start", "null"]),
               new_process=st.integers(0, 15).map(lambda i: i == 15))
         def resume(self, data, rid, replay, new_process):
-            ref = data.draw(st.sampled_from(sorted(r for r in self.known() if not self.sessions[r]["busy"])),
-                            label="session")
+            ref = self.pick(data, sorted(r for r in self.known() if not self.sessions[r]["busy"]))
             if new_process and not self.alive(busy=True):
                 self.restart()
             self.idle(ref)
@@ -969,7 +1002,7 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
         @rule(data=st.data(), generated=st.none() | params_of("session/set_config_option"), rid=request_ids)
         def set_config(self, data, generated, rid):
             """An advertised option set to one of its values, or a generated (mostly unknown) one."""
-            ref = data.draw(st.sampled_from(self.alive()), label="session")
+            ref = self.pick(data, self.alive())
             self.idle(ref)
             options = [o for o in self.sessions[ref].get("config") or [] if isinstance(o, dict)
                        and o.get("type") in ("select", "boolean") and isinstance(o.get("configId"), str)]
@@ -996,7 +1029,7 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
             params = dict(inv.params)
             if "sessionId" in params and isinstance(params["sessionId"], str) and self.alive(busy=False) \
                     and data.draw(st.booleans(), label="real session"):
-                params["sessionId"] = data.draw(st.sampled_from(self.alive(busy=False)), label="session")
+                params["sessionId"] = self.pick(data, self.alive(busy=False))
                 self.idle(params["sessionId"])  # a later await of its idle looks for one after this request
             if _has_var(params):
                 return

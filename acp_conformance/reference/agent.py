@@ -111,6 +111,19 @@ _SAFE_ID = re.compile(r"[A-Za-z0-9_\-][A-Za-z0-9_.\-]{0,199}")
 _CURSOR = re.compile(r"offset-([1-9][0-9]{0,8})")
 
 
+
+def _work_scale(value: str | None) -> float:
+    """ACP_REFERENCE_WORK_SCALE: how long the simulated work of a turn takes, as a factor (a
+    benchmark of the fuzzer sets it below 1 to see what the fuzzer does when the agent is quick)."""
+    try:
+        scale = float(value) if value is not None else 1.0
+    except ValueError:
+        scale = -1.0
+    if not scale >= 0:
+        print(f"reference agent: ACP_REFERENCE_WORK_SCALE={value!r} is not a number >= 0; using 1", file=sys.stderr)
+        return 1.0
+    return scale
+
 class InvalidParams(Exception):
     """Raised by a handler: answer -32602 with this message."""
 
@@ -298,6 +311,7 @@ class ReferenceAgent:
         )
         self.store = SessionStore(state_dir)
         self.debug = os.environ.get("ACP_REFERENCE_DEBUG") == "1"
+        self.work_scale = _work_scale(os.environ.get("ACP_REFERENCE_WORK_SCALE"))
         self.initialized = False
         self.client_capabilities: dict = {}
         self.sessions: dict[str, LiveSession] = {}
@@ -1153,30 +1167,34 @@ class ReferenceAgent:
             session.record.setdefault("history", []).append(entry)
             self.save(session)
 
+    async def pause(self, seconds: float) -> None:
+        """Simulated work: ``seconds`` times ACP_REFERENCE_WORK_SCALE (1 by default; 0 answers at once)."""
+        await asyncio.sleep(seconds * self.work_scale)
+
     async def work_echo(self, session: LiveSession, turn: Turn) -> tuple[str, dict | None]:
         self.agent_chunk(session, turn, "You said: ")
-        await asyncio.sleep(0.01)
+        await self.pause(0.01)
         self.agent_chunk(session, turn, turn.text or "(no text)")
         return "end_turn", None
 
     async def work_slowly(self, session: LiveSession, turn: Turn) -> tuple[str, dict | None]:
         for i in range(60):
             self.agent_chunk(session, turn, "%d " % (i + 1))
-            await asyncio.sleep(0.1)
+            await self.pause(0.1)
         return "end_turn", None
 
     async def work_fail(self, session: LiveSession, turn: Turn) -> tuple[str, dict | None]:
-        await asyncio.sleep(0.01)
+        await self.pause(0.01)
         return "error", {"code": INTERNAL_ERROR, "message": "Simulated failure: the prompt asked to fail"}
 
     async def work_tool(self, session: LiveSession, turn: Turn) -> tuple[str, dict | None]:
         path = os.path.join(session.record["cwd"], "README.md")
         self.tool_update(session, turn, title="Read README.md", name="read_file", kind="read", status="pending",
                          locations=[{"path": path}])
-        await asyncio.sleep(0.02)
+        await self.pause(0.02)
         self.tool_update(session, turn, status="in_progress")
         self.tool_content_chunk(session, turn, {"type": "content", "content": {"type": "text", "text": "(reading)"}})
-        await asyncio.sleep(0.02)
+        await self.pause(0.02)
         self.tool_update(session, turn, status="completed",
                          content=[{"type": "content", "content": {"type": "text", "text": "(README.md is empty)"}},
                                   self.session_reference(session)])
@@ -1219,7 +1237,7 @@ class ReferenceAgent:
             self.agent_chunk(session, turn, "Permission was not granted; nothing was changed.")
             return "end_turn", None
         self.tool_update(session, turn, status="in_progress")
-        await asyncio.sleep(0.02)
+        await self.pause(0.02)
         self.tool_update(session, turn, status="completed",
                          content=[{"type": "content", "content": {"type": "text", "text": "Done: " + title}},
                                   self.tool_diff(session, deleting)])
@@ -1295,7 +1313,7 @@ class ReferenceAgent:
             self.terminal_chunk(session, turn, b"all tests passed\n")
             self.terminal_update(session, turn, exitStatus={"exitCode": 0, "signal": None}, capabilities={"cancel": None})
             text = "All tests passed."
-        await asyncio.sleep(0.02)
+        await self.pause(0.02)
         self.tool_update(session, turn, status="completed")  # the agent's own decision, not the cancel's
         self.agent_chunk(session, turn, text)
         return "end_turn", None
@@ -1379,7 +1397,7 @@ class ReferenceAgent:
         if self.elicitation_content(answer) is None:
             self.agent_chunk(session, turn, "The licence was not confirmed; I carried on without it.")
             return "end_turn", None
-        await asyncio.sleep(0.02)  # the user finishes in the browser
+        await self.pause(0.02)  # the user finishes in the browser
         self.complete_elicitation(eid)
         self.agent_chunk(session, turn, "The licence was confirmed.")
         return "end_turn", None

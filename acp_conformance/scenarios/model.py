@@ -19,7 +19,7 @@ STEPS: dict[str, set[str]] = {
     "initialize": {"protocolVersion", "capabilities", "info", "params", "save", "expect", "wait"},
     "new_session": {"cwd", "params", "save", "expect", "mkdir"},
     "prompt": {"session", "text", "blocks", "save", "wait", "expect"},
-    "await": {"response", "idle", "update", "timeout", "optional", "save"},
+    "await": {"response", "idle", "after", "update", "timeout", "optional", "save"},
     "cancel": {"session"},
     "resume": {"session", "replay", "cwd", "params", "save", "expect", "wait"},
     "close": {"session", "save", "wait"},

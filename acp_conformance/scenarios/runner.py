@@ -380,8 +380,14 @@ class Runner:
                 await self._await(p, a.get("timeout"))
             elif "idle" in a:
                 sid = a["idle"]
-                await self._wait_idle(sid, self.last_sent.get(sid, 0), f"an idle state_update for {sid}",
-                                      a.get("timeout"))
+                since = self.last_sent.get(sid, 0)
+                if "after" in a:  # the idle ending the turn of a prompt held behind another turn
+                    p = a["after"]
+                    if not isinstance(p, Pending):
+                        raise HarnessError(f"{step.describe()}: 'after' must name a saved request")
+                    await self._await(p, a.get("timeout"))
+                    since = p.response.seq if p.response is not None else p.frame.seq
+                await self._wait_idle(sid, since, f"an idle state_update for {sid}", a.get("timeout"))
             elif "update" in a:
                 u = a["update"] or {}
                 sid = u.get("session")
