@@ -47,14 +47,14 @@ def hypothesis_rate(strategy, seconds: float, check, per_example: int = 20) -> t
     """(values per second, values, invalid values) drawn from ``strategy`` inside @given for ``seconds``
     (``per_example`` draws per test case, as the state machine draws several per example). A
     SIGALRM stops a draw that alone takes longer than the whole allowance."""
-    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import HealthCheck, Phase, Verbosity, given, settings
     from hypothesis import strategies as st
 
     n, bad = [0], [0]
     t0 = time.perf_counter()
 
     @settings(max_examples=10 ** 9, database=None, deadline=None, phases=[Phase.generate],
-              suppress_health_check=list(HealthCheck))
+              suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet)  # (the stop is no failure)
     @given(st.data())
     def run(data):
         for _ in range(per_example):

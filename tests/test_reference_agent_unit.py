@@ -444,3 +444,20 @@ class ReferenceAgentTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class WorkScaleTest(unittest.TestCase):
+    """ACP_REFERENCE_WORK_SCALE: a factor on the simulated work; a bad value says so and keeps 1."""
+
+    def test_values(self):
+        from acp_conformance.reference.agent import _work_scale
+        import contextlib
+        import io
+        self.assertEqual(_work_scale(None), 1.0)
+        self.assertEqual(_work_scale("0"), 0.0)
+        self.assertEqual(_work_scale("0.25"), 0.25)
+        for bad in ("fast", "-1", "nan"):
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err):
+                self.assertEqual(_work_scale(bad), 1.0)
+            self.assertIn("ACP_REFERENCE_WORK_SCALE", err.getvalue())

@@ -81,3 +81,37 @@ def test_steps_guarded_by_if_saved_are_left_out_when_nothing_was_saved(tmp_path)
     sent = [fr.msg.get("method") for fr in result.transcript.frames if fr.direction == "sent" and fr.msg]
     assert "terminal/cancel" not in sent and "session/list" in sent
     assert any("left out: $t was not saved" in str(fr.detail) for fr in result.transcript.frames if fr.event)
+
+
+def test_await_idle_after_a_held_prompt_waits_for_the_end_of_its_own_turn(tmp_path):
+    """Two prompts back to back: the second is held until the first turn ends. ``await: {idle, after}``
+    waits for the idle after the held prompt's answer: the end of its own turn, not of the first."""
+    import sys
+
+    import anyio
+
+    from acp_conformance.scenarios.runner import Runner, RunSettings, TargetSpec
+    f = tmp_path / "held.yaml"
+    f.write_text("name: held\nrules: [PROMPT-001]\nsteps:\n"
+                 "  - initialize: {}\n  - new_session: {save: s}\n"
+                 "  - prompt: {session: $s, text: first, wait: none, save: a}\n"
+                 "  - prompt: {session: $s, text: second, wait: none, save: b}\n"
+                 "  - await: {idle: $s, after: $b}\n"
+                 "  - request: {method: session/list, params: {}}\n")
+    scn, = load_file(f, set(load_catalog()))
+    result = anyio.run(Runner(scn, TargetSpec([sys.executable, "-m", "acp_conformance.reference.agent"]),
+                              RunSettings(timeout=5, startup_timeout=15, test_timeout=30), tmp_path).run)
+    assert result.error is None and result.harness_error is None, (result.error, result.harness_error)
+    frames = result.transcript.frames
+    idles = [fr.seq for fr in frames if fr.direction == "received" and '"state":"idle"' in fr.raw.decode()]
+    answer_b = next(fr.seq for fr in frames if fr.direction == "received" and isinstance(fr.msg, dict)
+                    and "result" in fr.msg and fr.msg.get("id") == _id_of(frames, "second"))
+    listed = next(fr.seq for fr in frames if fr.direction == "sent" and isinstance(fr.msg, dict)
+                  and fr.msg.get("method") == "session/list")
+    # two turns, two idles; the list went out after the second one, which follows the held prompt's answer
+    assert len(idles) == 2 and idles[0] < answer_b < idles[1] < listed
+
+
+def _id_of(frames, text):
+    return next(fr.msg["id"] for fr in frames if fr.direction == "sent" and isinstance(fr.msg, dict)
+                and fr.msg.get("method") == "session/prompt" and text in str(fr.msg["params"]["prompt"]))
