@@ -100,6 +100,7 @@ def fuzz(config: FuzzConfig, *, seed: int = 0, max_examples: int = 50, budget: f
         else:
             error = e  # a failure inside the machine that is not ours is still a finding
     rec = fs.best_failure
+    fs.drop_spare()  # no next example: the shrinker's reruns start their own processes
     try:
         if rec is not None:  # shrinking gets half the budget more (a minute without a budget)
             rec = Reducer(fs, rec, time.perf_counter() + (budget / 2 if budget else 60.0)).reduce()

@@ -450,17 +450,23 @@ class FuzzSession:
         target = LiveTarget(self.loop, self.config, scenario, judge, self.stats, spare, deadline)
         self.live.add(target)
         target.on_close = self.live.discard
-        if self.prestart and not self.over_budget():
-            self.spare = self._start_spare()
+        self.refill_spare()
         return target
+
+    def drop_spare(self) -> None:
+        if self.spare is not None:
+            self._discard(self.spare)
+            self.spare = None
+
+    def refill_spare(self) -> None:
+        if self.spare is None and self.prestart and not self.over_budget():
+            self.spare = self._start_spare()
 
     def stop_prestarting(self) -> None:
         """No more spares in this run (one died before its example could use it)."""
         self.prestart = False
         self.stats.spares_died += 1
-        if self.spare is not None:
-            self._discard(self.spare)
-            self.spare = None
+        self.drop_spare()
 
     def _start_spare(self) -> Spare | None:
         t = time.perf_counter()
@@ -488,9 +494,7 @@ class FuzzSession:
         try:
             for target in list(self.live):  # an example that ended without its teardown: stop its process
                 target.close()
-            if self.spare is not None:
-                self._discard(self.spare)
-                self.spare = None
+            self.drop_spare()
             self.loop.run_until_complete(self.loop.shutdown_asyncgens())
         finally:
             self.loop.close()
@@ -992,7 +996,13 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
             """A new agent process in the same directory (sessions persist; none is active there)."""
             for ref in list(self.sessions):
                 self.idle(ref)
-            self.do({"restart": {}})
+            # no spare meanwhile: one still starting could take what the old process frees (a lock)
+            # before the new one does
+            fs.drop_spare()
+            try:
+                self.do({"restart": {}})
+            finally:
+                fs.refill_spare()
             self.used_ids.clear()
             for s in self.sessions.values():
                 s["alive"] = False
