@@ -62,22 +62,12 @@ def test_scalar_shorthand():
 def test_steps_guarded_by_if_saved_are_left_out_when_nothing_was_saved(tmp_path):
     """An optional await that times out saves nothing; the steps that need its value are left out
     (a note in the transcript), not a harness error; with the value saved they run."""
-    import sys
-
-    import anyio
-
-    from acp_conformance.scenarios.runner import Runner, RunSettings, TargetSpec
-    f = tmp_path / "guard.yaml"
-    f.write_text("name: guard\nrules: [PROMPT-001]\nsteps:\n"
+    result = _run_against_reference(tmp_path, "name: guard\nrules: [PROMPT-001]\nsteps:\n"
                  "  - initialize: {}\n  - new_session: {save: s}\n"
                  "  - await: {update: {session: $s, kind: terminal_update}, save: t, optional: true, timeout: 0.3}\n"
                  "  - request: {method: terminal/cancel, params: {sessionId: $s, terminalId: $t.params.update.terminalId},"
                  " if_saved: t}\n"
                  "  - request: {method: session/list, params: {}, if_saved: s}\n")
-    scn, = load_file(f, set(load_catalog()))
-    result = anyio.run(Runner(scn, TargetSpec([sys.executable, "-m", "acp_conformance.reference.agent"]),
-                              RunSettings(timeout=5, startup_timeout=15, test_timeout=30), tmp_path).run)
-    assert result.error is None and result.harness_error is None, (result.error, result.harness_error)
     sent = [fr.msg.get("method") for fr in result.transcript.frames if fr.direction == "sent" and fr.msg]
     assert "terminal/cancel" not in sent and "session/list" in sent
     assert any("left out: $t was not saved" in str(fr.detail) for fr in result.transcript.frames if fr.event)
@@ -86,22 +76,12 @@ def test_steps_guarded_by_if_saved_are_left_out_when_nothing_was_saved(tmp_path)
 def test_await_idle_after_a_held_prompt_waits_for_the_end_of_its_own_turn(tmp_path):
     """Two prompts back to back: the second is held until the first turn ends. ``await: {idle, after}``
     waits for the idle after the held prompt's answer: the end of its own turn, not of the first."""
-    import sys
-
-    import anyio
-
-    from acp_conformance.scenarios.runner import Runner, RunSettings, TargetSpec
-    f = tmp_path / "held.yaml"
-    f.write_text("name: held\nrules: [PROMPT-001]\nsteps:\n"
+    result = _run_against_reference(tmp_path, "name: held\nrules: [PROMPT-001]\nsteps:\n"
                  "  - initialize: {}\n  - new_session: {save: s}\n"
                  "  - prompt: {session: $s, text: first, wait: none, save: a}\n"
                  "  - prompt: {session: $s, text: second, wait: none, save: b}\n"
                  "  - await: {idle: $s, after: $b}\n"
                  "  - request: {method: session/list, params: {}}\n")
-    scn, = load_file(f, set(load_catalog()))
-    result = anyio.run(Runner(scn, TargetSpec([sys.executable, "-m", "acp_conformance.reference.agent"]),
-                              RunSettings(timeout=5, startup_timeout=15, test_timeout=30), tmp_path).run)
-    assert result.error is None and result.harness_error is None, (result.error, result.harness_error)
     frames = result.transcript.frames
     idles = [fr.seq for fr in frames if fr.direction == "received" and '"state":"idle"' in fr.raw.decode()]
     answer_b = next(fr.seq for fr in frames if fr.direction == "received" and isinstance(fr.msg, dict)
@@ -115,3 +95,19 @@ def test_await_idle_after_a_held_prompt_waits_for_the_end_of_its_own_turn(tmp_pa
 def _id_of(frames, text):
     return next(fr.msg["id"] for fr in frames if fr.direction == "sent" and isinstance(fr.msg, dict)
                 and fr.msg.get("method") == "session/prompt" and text in str(fr.msg["params"]["prompt"]))
+
+
+def _run_against_reference(tmp_path, text: str):
+    """The scenario file ``text`` run by the runner against the reference agent (no harness error)."""
+    import sys
+
+    import anyio
+
+    from acp_conformance.scenarios.runner import Runner, RunSettings, TargetSpec
+    f = tmp_path / "scenario.yaml"
+    f.write_text(text)
+    scn, = load_file(f, set(load_catalog()))
+    result = anyio.run(Runner(scn, TargetSpec([sys.executable, "-m", "acp_conformance.reference.agent"]),
+                              RunSettings(timeout=5, startup_timeout=15, test_timeout=30), tmp_path).run)
+    assert result.error is None and result.harness_error is None, (result.error, result.harness_error)
+    return result
