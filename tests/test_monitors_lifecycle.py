@@ -246,6 +246,15 @@ def test_resume_001_history_after_response():
     fails(s, "RESUME-001")
 
 
+def test_resume_001_live_chunks_of_work_running_at_the_resume_are_not_replay():
+    # the snapshot said running: the chunks of the message in progress that follow the response are
+    # the live work going on, not history replayed late
+    tail = U("s1", {"sessionUpdate": "replay_complete"}) + "\n" + st("s1", "idle") + "\n" + ok(41, {"configOptions": []})
+    live = (U("s1", {"sessionUpdate": "replay_complete"}) + "\n" + st("s1", "running") + "\n"
+            + ok(41, {"configOptions": []}) + "\n" + chunk("s1", "a2", "1 ") + "\n" + st("s1", "idle"))
+    assert FAIL not in statuses(run(change(BASE, tail, live)), "RESUME-001")
+
+
 def test_resume_006_replay_without_replay_from():
     fails(change(BASE, req(42, "session/resume", {"sessionId": "s1", "cwd": "/p"}),
                  req(42, "session/resume", {"sessionId": "s1", "cwd": "/p"}) + "\n" + user("s1", "u1", "hello")),

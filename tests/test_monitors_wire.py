@@ -506,3 +506,11 @@ def test_err_006_json_in_bad_utf8_or_after_a_bom_may_be_read_leniently():
         assert PASS in statuses(played(line, parse_error), "ERR-006"), line
     # a line that is not JSON however it is read is still owed -32700
     assert FAIL in statuses(played(b'{"jsonrpc":"2.0","id":7,', None), "ERR-006")
+
+
+def test_err_004_a_lenient_answer_carries_a_non_ascii_id_as_the_line_wrote_it():
+    # the line holds the id's characters as they are (UTF-8), not as \u escapes
+    bom = INIT + 'C->A \ufeff{"jsonrpc":"2.0","id":"\u00bb<","method":"session/list","params":{}}\n' \
+        + 'A->C {"jsonrpc":"2.0","id":"\\u00bb<","result":{"sessions":[]}}\n'
+    f = run(bom)
+    assert FAIL not in statuses(f, "ERR-004") and INFO in statuses(f, "ERR-004")

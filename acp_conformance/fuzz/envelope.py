@@ -115,13 +115,15 @@ def envelope_cases(draw, ids: st.SearchStrategy = request_ids) -> EnvelopeCase:
     if kind == "notification_batch":
         return EnvelopeCase(kind, (_j([{"jsonrpc": "2.0", "method": "_fuzz/ping", "params": {}}]),), ("TRANSPORT-007",))
     if kind == "invalid_json":
-        text = draw(st.sampled_from(['{"jsonrpc": "2.0", "id": 1, "method"', "{", "nul", "[1,", '{"a":1}}', "NaN"]))
+        # (a drawn id, like every case's: a fixed one could be the id of a request the example made)
+        text = draw(st.sampled_from(['{"jsonrpc": "2.0", "id": ' + json.dumps(rid) + ', "method"', "{", "nul", "[1,",
+                                     '{"a":1}}', "NaN"]))
         return EnvelopeCase(kind, (text,), ("ERR-006",))
     if kind == "invalid_utf8":
         # TRANSPORT-001 binds what a peer writes; whether a reader refuses bad UTF-8 (-32700) or
         # decodes it leniently the spec does not say
-        return EnvelopeCase(kind, (b'{"jsonrpc":"2.0","id":1,"method":"session/list","params":{"cwd":"\xff\xfe"}}',),
-                            ())
+        return EnvelopeCase(kind, (b'{"jsonrpc":"2.0","id":' + json.dumps(rid).encode()
+                                   + b',"method":"session/list","params":{"cwd":"\xff\xfe"}}',), ())
     if kind == "crlf":
         return EnvelopeCase(kind, (_j(_request(rid)) + "\r",), ())
     if kind == "long_line":

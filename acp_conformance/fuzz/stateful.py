@@ -32,6 +32,7 @@ from ..protocol.validate import Validator
 from ..rules.catalog import load_catalog
 from ..rules.findings import FAIL, Finding
 from ..rules.monitor import MonitorContext
+from ..rules.monitors._common import raw_carries_id
 from ..rules.monitors import AGENT_MONITORS
 from ..scenarios.model import Scenario, Step
 from ..scenarios.runner import HarnessError, RunSettings, Runner, ScenarioAbort, ScenarioSkip, TargetSpec
@@ -215,8 +216,7 @@ class Judge:
         rid = msg["id"]
         if _idkey(rid) in self._written.get(frame.conn, ()) or self._answers_informational(rid):
             return
-        needle = json.dumps(rid).encode()
-        if any(needle in raw for raw in self._unparsed.get(frame.conn, ())):
+        if any(raw_carries_id(raw, rid) for raw in self._unparsed.get(frame.conn, ())):
             return
         self.stray = (f"a response with id {json.dumps(rid)[:80]} arrived (frame #{frame.seq}), an id the suite "
                       "never sent on this connection")

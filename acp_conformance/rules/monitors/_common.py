@@ -359,7 +359,9 @@ def raw_carries_id(raw: bytes, value: Any) -> bool:
     """Does an unreadable line (truncated JSON) visibly carry ``"id": value``?"""
     try:
         text = raw.decode("utf-8", errors="replace")
-        return re.search(r'"id"\s*:\s*' + re.escape(json.dumps(value)), text) is not None
+        # the id as JSON, with non-ASCII characters escaped or written as they are
+        return any(re.search(r'"id"\s*:\s*' + re.escape(json.dumps(value, ensure_ascii=ascii)), text) is not None
+                   for ascii in (True, False))
     except (TypeError, ValueError):
         return False
 

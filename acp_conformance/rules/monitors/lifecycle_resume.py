@@ -63,6 +63,15 @@ class _R:
                 "the other was answered), so the session's updates in between cannot be attributed to one of them")
 
 
+def _snapshot_state(inside: list[Msg]) -> Any:
+    """The state the last state_update before the resume's response reported (its current-state snapshot)."""
+    for x in reversed(inside):
+        u = x.msg["params"]["update"]
+        if u.get("sessionUpdate") == "state_update":
+            return u.get("state")
+    return None
+
+
 class ResumeLifecycleMonitor(ConnMonitor):
     rules = ("RESUME-001", "RESUME-006", "RESUME-007", "RESUME-011", "PROMPT-007")
     expected = {
@@ -111,6 +120,8 @@ class ResumeLifecycleMonitor(ConnMonitor):
                 r = self.open.pop(id(rq), None)
                 if r is not None:
                     r.resp = m
+                    if _snapshot_state(r.inside) in ("running", "requires_action"):
+                        r.after_open = False  # work runs: what follows the response is live, not replay
             elif rq.method == "session/prompt" and m.ok and isinstance(m.result, dict) and id(rq) in self.prompts:
                 sid, content = self.prompts[id(rq)]
                 mid = m.result.get("messageId")
