@@ -33,12 +33,14 @@ answered what it was not asked does so again):
    ``$variables``, ``sessionId``, ``protocolVersion``, the discriminators (``type`` ...), the
    configured steering prompts, raw lines. At most ``VALUE_RERUNS`` runs;
 6. a last run of the scenario kept: it must fail again (else the candidate kept before it is tried,
-   up to three; then the example as found).
+   up to three; then the example as found). Without time left for it, the candidate kept last (seen
+   to fail once) stands.
 
 Every candidate, and the scenario written, ends with ``closing_steps`` (cancels and a short settle),
 so that a correct agent replaying it is never cut off in the middle of a turn. An attempt runs all its
 steps (it stops early only when the target dies or stops answering), and the whole reduction stops at
-its deadline with the shortest failing scenario so far.
+its deadline with the shortest failing scenario so far: no run starts that the longest run so far says
+would not end by then, and a run still going at the deadline is cut off.
 """
 
 from __future__ import annotations
@@ -219,12 +221,15 @@ class Reducer:
         self.fs = fs
         self.rec = rec
         self.deadline = deadline
+        self.longest = 0.0  # seconds, the longest run so far
         self.runs = 0
         self.value_runs = 0  # runs spent by the value pass (5.)
         self.value_stop: str | None = None  # why it stopped short: "deadline" | "cap" (None: it got through)
 
     def time_left(self) -> bool:
-        return time.perf_counter() < self.deadline
+        """Is there time for another run before the deadline? (The longest run so far is what one may
+        take: the confirming run at the end must fit too, and a run still going at the deadline is cut.)"""
+        return time.perf_counter() + self.longest < self.deadline
 
     def same_failure(self, out: Outcome) -> bool:
         """Some of the counterexample's rules fail again and no others (a candidate that only adds a
@@ -246,7 +251,8 @@ class Reducer:
             options["permission_answers"] = [a for _, a in answers]
         scenario = Scenario("fuzz-reduce", Path("fuzz-reduce.yaml"), [], [], options=options)
         judge = Judge(fs.validator, options, fs.stats, fs.config.strict)
-        target = LiveTarget(fs.loop, fs.config, scenario, judge, fs.stats)
+        t0 = time.perf_counter()
+        target = LiveTarget(fs.loop, fs.config, scenario, judge, fs.stats, deadline=self.deadline)
         fs.live.add(target)
         target.on_close = fs.live.discard
         judge.on_stray = target.interrupt
@@ -264,6 +270,7 @@ class Reducer:
                     break
         finally:
             target.close()
+            self.longest = max(self.longest, time.perf_counter() - t0)
         judge.finish()
         bad = judge.new_failures()
         stderr = [t for t in target.runner.result.stderr if t.strip()]
@@ -326,7 +333,9 @@ class Reducer:
         # 6. the scenario kept must fail again (a failure that depends on timing may have passed a
         # candidate once by luck): otherwise the previous one that failed is tried, and so on
         for _ in range(3):  # at most three tries; then the example as found
-            if not self.history or self.same_failure(self.run(self.history[-1][0], self.history[-1][1])):
+            if not self.history or not self.time_left():
+                break  # (no time for another run: the candidate kept last was seen to fail once, it stands)
+            if self.same_failure(self.run(self.history[-1][0], self.history[-1][1])):
                 break
             self.history.pop()
         else:
