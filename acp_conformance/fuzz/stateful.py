@@ -440,8 +440,9 @@ class FuzzSession:
         self.loop = asyncio.new_event_loop()  # run by this thread, a step at a time (see LiveTarget)
 
     def new_target(self, scenario: Scenario, judge: Judge, deadline: float | None = None) -> LiveTarget:
-        """A live target for an example: the spare process when there is one that still runs, and a
-        new spare started for the next example. A step still running at ``deadline`` is cut off."""
+        """A live target for an example: the spare process when there is one that still runs (the
+        example starts the next spare once its process has answered: ``refill_spare``). A step still
+        running at ``deadline`` is cut off."""
         spare, self.spare = self.spare, None
         if spare is not None and not spare.transport.running:  # it died waiting (a lock held by the other?)
             self._discard(spare)
@@ -450,7 +451,6 @@ class FuzzSession:
         target = LiveTarget(self.loop, self.config, scenario, judge, self.stats, spare, deadline)
         self.live.add(target)
         target.on_close = self.live.discard
-        self.refill_spare()
         return target
 
     def drop_spare(self) -> None:
@@ -459,6 +459,7 @@ class FuzzSession:
             self.spare = None
 
     def refill_spare(self) -> None:
+        """Start the spare for the next example (when spares are on and the budget is not over)."""
         if self.spare is None and self.prestart and not self.over_budget():
             self.spare = self._start_spare()
 
@@ -495,6 +496,9 @@ class FuzzSession:
             for target in list(self.live):  # an example that ended without its teardown: stop its process
                 target.close()
             self.drop_spare()
+            # the callbacks the processes' pipes left (connection lost) run before the loop closes: a
+            # subprocess transport collected later would call into a closed loop
+            self.loop.run_until_complete(asyncio.sleep(0.05))
             self.loop.run_until_complete(self.loop.shutdown_asyncgens())
         finally:
             self.loop.close()
@@ -769,6 +773,9 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
         @initialize(params=payload("InitializeRequest"), rid=request_ids, session_rid=request_ids)
         def start(self, params, rid, session_rid):
             self.initialize_connection(params, rid)
+            # the next example's process starts once this one has answered: not while it is still
+            # starting, when the two could race for what only one may hold (a lock, a port)
+            fs.refill_spare()
             self.new_session(None, session_rid)
 
         def initialize_connection(self, params, rid):
@@ -996,17 +1003,15 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
             """A new agent process in the same directory (sessions persist; none is active there)."""
             for ref in list(self.sessions):
                 self.idle(ref)
-            # no spare meanwhile: one still starting could take what the old process frees (a lock)
-            # before the new one does
+            # no spare until the new process has answered: one still starting could take what the old
+            # process frees (a lock) before the new one does
             fs.drop_spare()
-            try:
-                self.do({"restart": {}})
-            finally:
-                fs.refill_spare()
+            self.do({"restart": {}})
             self.used_ids.clear()
             for s in self.sessions.values():
                 s["alive"] = False
             self.initialize_connection({"protocolVersion": 2, "info": {"name": "fuzz", "version": "0"}}, 0)
+            fs.refill_spare()
 
         @precondition(lambda self: self.alive())
         @rule(data=st.data(), generated=st.none() | params_of("session/set_config_option"), rid=request_ids)
