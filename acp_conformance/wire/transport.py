@@ -314,4 +314,8 @@ class Transport:
                     await stream.aclose()
             except Exception:  # pragma: no cover - closing a dead pipe
                 pass
+        # let the event loop run the callbacks the closed pipes left (the subprocess transport's
+        # connection lost): a loop closed before them leaves a transport that, collected later, calls
+        # into the closed loop
+        await anyio.sleep(0.01)
         return how
