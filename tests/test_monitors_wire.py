@@ -10,7 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from test_monitors import assert_fails, bad, msgs, run, statuses  # noqa: E402
+from test_monitors import assert_fails, bad, run, statuses  # noqa: E402
 
 from acp_conformance.plugin import _negotiated_v1  # noqa: E402
 from acp_conformance.rules.findings import FAIL, INFO, PASS, WARN  # noqa: E402

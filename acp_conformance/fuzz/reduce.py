@@ -58,7 +58,7 @@ from typing import Any
 
 from ..rules.findings import Finding
 from ..scenarios.model import Scenario, Step
-from .stateful import FuzzSession, Judge, LiveTarget, Recorded, failure_message
+from .stateful import FuzzSession, Judge, Recorded, failure_message
 
 _DEBUG = bool(os.environ.get("ACP_FUZZ_DEBUG"))
 _REF = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
@@ -252,9 +252,7 @@ class Reducer:
         scenario = Scenario("fuzz-reduce", Path("fuzz-reduce.yaml"), [], [], options=options)
         judge = Judge(fs.validator, options, fs.stats, fs.config.strict)
         t0 = time.perf_counter()
-        target = LiveTarget(fs.loop, fs.config, scenario, judge, fs.stats, deadline=self.deadline)
-        fs.live.add(target)
-        target.on_close = fs.live.discard
+        target = fs.new_target(scenario, judge, deadline=self.deadline)
         judge.on_stray = target.interrupt
         problem, how = None, None
         try:

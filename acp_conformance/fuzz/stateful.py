@@ -274,8 +274,7 @@ class LiveTarget:
         self.stats = stats
         self.tmp = spare.tmp if spare is not None else tempfile.mkdtemp(prefix="acp-fuzz-")
         self.deadline = deadline  # perf_counter time at which a running step is cut off (the budget)
-        self._started = spare.transport if spare is not None else None
-        self.prestarted = spare is not None
+        self._started = spare.transport if spare is not None else None  # taken over by the runner
         settings = RunSettings(timeout=config.timeout, startup_timeout=config.startup_timeout,
                                test_timeout=1e9, prompts=config.prompts, validate_sent=None, shutdown_grace=2.0)
         self.runner = Runner(scenario, TargetSpec(config.argv, config.env), settings, Path(self.tmp),
@@ -290,6 +289,11 @@ class LiveTarget:
         self._host_task = loop.create_task(self._host(started))
         loop.run_until_complete(_first(started.wait(), self._host_task))
         self.stats.t_start += time.perf_counter() - t
+
+    @property
+    def prestarted(self) -> bool:
+        """Is the process a spare, started ahead of this example?"""
+        return self._started is not None
 
     async def _host(self, started: asyncio.Event) -> None:
         self._stop = anyio.Event()
@@ -566,10 +570,14 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
             self.broken: str | None = None
             self.target_broken: str | None = None
             self.fail_index: int | None = None  # steps before the failure (the rest winds down)
-            self.failing = False  # a failure was found: the steps that wind down run past the budget
             self.rule_start = 0  # the first step of the rule running now
             self.rule_starts: list[int] = [0]
             self.step_frames: list[int] = []  # the transcript's length when each step began
+
+        @property
+        def failing(self) -> bool:
+            """A failure was found: the steps that wind down run past the budget."""
+            return self.fail_index is not None
 
         def open_target(self) -> None:
             self.target = fs.new_target(self.scenario, self.judge, fs.deadline)
@@ -647,7 +655,6 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
             """The target died, stopped answering, or answered what was never asked: end the connection
             so that the monitors judge it (a death or a stray answer fails a rule), then fail with both."""
             self.target_broken = how or "aborted"
-            self.failing = True
             self.fail_index = len(self.steps)
             self.target.close()
             self.judge.finish()
@@ -672,7 +679,6 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
         def check(self) -> None:
             bad = self.judge.new_failures()
             if bad:
-                self.failing = True
                 self.fail_index = len(self.steps)
                 self.wind_down(tolerate=True)  # the turns it left running end, and are in the scenario
                 self.target.close()
@@ -693,10 +699,9 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
                 if self.do({"cancel": {"session": ref}}, tolerate=tolerate) \
                         or self.do({"await": {"idle": ref}}, tolerate=tolerate) or self.settle(ref, tolerate):
                     return
-            for ref, s in self.sessions.items():
-                for save in s["pending"]:
-                    if self.do({"await": {"response": "$" + save}}, tolerate=tolerate):
-                        return
+            for s in self.sessions.values():
+                if self.await_answers(s["pending"], tolerate):
+                    return
                 s["pending"] = []
 
         def fail(self, message: str, bad: list[Finding] | None = None, epilogue: list | None = None) -> None:
@@ -855,13 +860,19 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
                 return None
             s["ending"] = False
             queued, s["queued"] = s["queued"], []
-            for save in queued:
+            problem = self.await_answers(queued, tolerate)
+            if problem:
+                return problem
+            s["turn"] = next((q for q in reversed(queued) if self.ok(q)), s["turn"])  # the last to start a turn
+            return self.do({"await": {"idle": ref, "after": "$" + s["turn"]}}, tolerate=tolerate)
+
+        def await_answers(self, saves: list[str], tolerate: bool = False) -> str | None:
+            """Wait for the answers to these saved requests, in order (the first problem ends the wait)."""
+            for save in saves:
                 problem = self.do({"await": {"response": "$" + save}}, tolerate=tolerate)
                 if problem:
                     return problem
-                if self.ok(save):
-                    s["turn"] = save
-            return self.do({"await": {"idle": ref, "after": "$" + s["turn"]}}, tolerate=tolerate)
+            return None
 
         @precondition(lambda self: self.alive(busy=False))
         @rule(data=st.data(), rid=request_ids, kind=st.sampled_from(["long", "hold"]))
@@ -928,11 +939,7 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
             s = self.sessions[ref]
             s["busy"] = False
             pending, s["pending"] = s["pending"], []
-            for save in pending:
-                problem = self.do({"await": {"response": "$" + save}}, tolerate=tolerate)
-                if problem:
-                    return problem
-            return None
+            return self.await_answers(pending, tolerate)
 
         @precondition(lambda self: any(s["pending"] for s in self.sessions.values()))
         @rule(data=st.data())

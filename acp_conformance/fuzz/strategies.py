@@ -62,6 +62,18 @@ request_ids = st.integers(JSON_INT_MIN, JSON_INT_MAX) | st.integers(0, JSON_INT_
 
 _NO_CONST = object()
 
+
+def _discriminated(definition: dict[str, Any]) -> list[tuple[Any, dict[str, Any]]]:
+    """(discriminator value, branch) of a discriminated union (``x-discriminator``); branches without
+    a const for the discriminator are left out."""
+    key = definition.get("x-discriminator")
+    out = []
+    for branch in definition.get("anyOf", []) + definition.get("oneOf", []):
+        value = ((branch.get("properties") or {}).get(key) or {}).get("const", _NO_CONST)
+        if key and value is not _NO_CONST:
+            out.append((value, branch))
+    return out
+
 # What the spec requires of values beyond what our schema states (the catalog's CONTENT-001..003 check
 # them): valid traffic honours it, or a correct agent that echoes the client's content would be
 # blamed for it. Each entry narrows one property of one definition; the schema stays the judge of
@@ -220,14 +232,8 @@ class SchemaStrategies:
         """The branches of a discriminated union (``x-discriminator``), by discriminator value: each a
         strategy of valid values of ``name`` with that value (branches without a const are left out;
         ``definition(name)`` has them)."""
-        key = self.defs[name].get("x-discriminator")
         is_valid = self.validator._fast_for(name).is_valid
-        out: dict[Any, st.SearchStrategy] = {}
-        for branch in self.defs[name].get("anyOf", []) + self.defs[name].get("oneOf", []):
-            value = ((branch.get("properties") or {}).get(key) or {}).get("const", _NO_CONST)
-            if key and value is not _NO_CONST:
-                out[value] = self._node(branch).filter(is_valid)
-        return out
+        return {value: self._node(branch).filter(is_valid) for value, branch in _discriminated(self.defs[name])}
 
     def params(self, method: str) -> st.SearchStrategy:
         m = self.schema.methods[method]
@@ -383,15 +389,12 @@ class FastGenerator:
     def branches(self, name: str) -> dict[Any, st.SearchStrategy]:
         """The branches of a discriminated union by discriminator value (as ``SchemaStrategies.branches``),
         each a strategy over the fast generator, its values checked against ``name``."""
-        key = self.defs[name].get("x-discriminator")
         ok = self.validator._fast_for(name).is_valid
         out: dict[Any, st.SearchStrategy] = {}
-        for branch in self.defs[name].get("anyOf", []) + self.defs[name].get("oneOf", []):
-            value = ((branch.get("properties") or {}).get(key) or {}).get("const", _NO_CONST)
-            if key and value is not _NO_CONST:
-                fn = self._node(branch)
-                out[value] = st.integers(0, 2 ** 32 - 1).map(
-                    lambda seed, fn=fn, ok=ok: _first_valid(fn, ok, random.Random(seed), name))
+        for value, branch in _discriminated(self.defs[name]):
+            fn = self._node(branch)
+            out[value] = st.integers(0, 2 ** 32 - 1).map(
+                lambda seed, fn=fn, ok=ok: _first_valid(fn, ok, random.Random(seed), name))
         return out
 
     def _ref(self, name: str):

@@ -14,10 +14,11 @@ _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__
 if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the sibling mutant files
+from agent_mutants_session import _WithAuth  # noqa: E402
 from acp_conformance.reference.agent import (  # noqa: E402
     FINAL_TOOL_STATUSES,
     INTERNAL_ERROR,
-    INVALID_PARAMS,
     REQUEST_CANCELLED,
     ReferenceAgent,
     request_key,
@@ -187,26 +188,15 @@ class Resume011(ReferenceAgent):
 # -- auth, config --------------------------------------------------------------------------------------
 
 
-class Auth005(ReferenceAgent):
+class Auth005(_WithAuth):
     """Lists an `agent` auth method; auth/login answers {} but leaves the agent logged out: from
     then on session/new answers -32000 (auth required). Without a login session/new works, so only
     the auth scenario sees the defect."""
 
-    REQUESTS = {**ReferenceAgent.REQUESTS, "auth/login": "handle_auth_login", "auth/logout": "handle_auth_logout"}
-    AUTH_METHODS = [{"type": "agent", "methodId": "conformance-login", "name": "Conformance login"}]
-
-    def initialize_result(self, version):
-        return dict(super().initialize_result(version), authMethods=[dict(a) for a in self.AUTH_METHODS])
-
     def handle_auth_login(self, ctx, params):
-        if params.get("methodId") not in [a["methodId"] for a in self.AUTH_METHODS]:
-            self.respond_error(ctx, INVALID_PARAMS, "unknown methodId")
-            return
-        self.__dict__["_logged_out"] = True  # the login flow wipes the credential it should have stored
-        self.respond(ctx, {})
-
-    def handle_auth_logout(self, ctx, params):
-        self.respond(ctx, {})
+        if params.get("methodId") in [a["methodId"] for a in self.AUTH_METHODS]:
+            self.__dict__["_logged_out"] = True  # the login flow wipes the credential it should have stored
+        super().handle_auth_login(ctx, params)
 
     def handle_session_new(self, ctx, params):
         if self.__dict__.get("_logged_out"):

@@ -224,7 +224,7 @@ class ResponseMonitor(ConnMonitor):
                 if log.alive:
                     msg += " (the request timed out)"
                 if same:
-                    self.noted("ERR-004", msg + f". Another request with the same id was pending at the same time "
+                    self.noted("ERR-004", msg + ". Another request with the same id was pending at the same time "
                                "(sent by the suite on purpose?), so one answer may be all the agent owes.", fr([r]))
                 else:
                     self.failed("ERR-004", msg + ".", fr([r]))

@@ -19,7 +19,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...wire.transcript import EVENT, RECEIVED, SENT
+from ...wire.transcript import RECEIVED, SENT
 from ..monitor import REQUEST, RESPONSE
 from ._common import AGENT_MESSAGE_KINDS, TOOL_KINDS, USER_KINDS, ConnMonitor, ConnLog, Msg, fr, hashable, js, session_update
 

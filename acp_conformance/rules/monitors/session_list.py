@@ -16,7 +16,7 @@ import posixpath
 import re
 from typing import Any
 
-from ...wire.transcript import RECEIVED, SENT
+from ...wire.transcript import SENT
 from ..findings import SKIP
 from ..monitor import REQUEST, RESPONSE
 from ._common import ConnLog, ConnMonitor, Msg, fr, is_abs_path, js, session_update

@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...wire.transcript import EVENT, RECEIVED, SENT, Frame, parse_line
-from ..monitor import INVALID, NOTIFICATION, REQUEST, RESPONSE, Rpc, classify
-from ._common import UNPARSED, ConnLog, ConnMonitor, Msg, fr, id_key, js, raw_carries_id
+from ..monitor import NOTIFICATION, REQUEST, RESPONSE, Rpc, classify
+from ._common import ConnLog, ConnMonitor, Msg, fr, id_key, js, raw_carries_id
 
 # client -> agent requests of ACP v2 (the rest is "not implemented" for an agent)
 AGENT_METHODS = ("initialize", "auth/login", "auth/logout", "session/new", "session/list", "session/delete",

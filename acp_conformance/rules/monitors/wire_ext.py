@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from ...wire.transcript import RECEIVED, SENT
-from ..monitor import NOTIFICATION, REQUEST, RESPONSE
+from ..monitor import REQUEST, RESPONSE
 from ._common import ConnLog, ConnMonitor, Msg, fr, js, session_update
 from .wire_errors import FrameLogMixin, attribute, initialized_at, valid_id
 

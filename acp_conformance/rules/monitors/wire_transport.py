@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...wire.transcript import EV_EXIT, EV_STDIN_CLOSED, RECEIVED, SENT, Frame
-from ..monitor import NOTIFICATION, REQUEST, RESPONSE
+from ..monitor import REQUEST
 from ._common import ConnLog, ConnMonitor, Msg, fr, js, secs, session_update
 from .wire_errors import FrameLogMixin, Sent, _batch_owed, attribute, null_error
 
