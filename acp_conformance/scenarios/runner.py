@@ -97,6 +97,7 @@ class Runner:
         }
         self.sessions: dict[str, dict[str, Any]] = {}  # sessionId -> {cwd}
         self.last_sent: dict[str, int] = {}  # sessionId -> seq of the last frame the suite sent for it
+        self._closed_here: set[str] = set()  # sessions this scenario closed (the form of a later resume)
         self.transport: Transport | None = None
         self.peer: Peer | None = None
         self._scope: anyio.CancelScope | None = None
@@ -454,9 +455,25 @@ class Runner:
         if a.get("wait", True):
             await self._await(p)
             if p.error is not None and a.get("expect", "any") == "ok":
+                if isinstance(p.error, dict) and p.error.get("code") == -32002:
+                    # the agent does not keep the session for this form of resume: its right (insertion is no
+                    # promise of durable storage); the other forms of resume judge the rules, and a rule no form
+                    # reached stays not-tested, its reason listing the forms tried
+                    raise ScenarioSkip(f"not exercised: the resume {self._resume_form(sid)} was answered -32002 "
+                                       "(session not found): the agent does not keep the session for it")
                 raise ScenarioAbort(f"{step.describe()}: session/resume failed: {_short(p.error)}")
 
+    def _resume_form(self, sid: Any) -> str:
+        """Which form of resume this is, for the reason a refused one gives."""
+        if self.transcript.conn > 0:
+            return "in a new agent process"
+        if sid in self._closed_here:
+            return "on the same connection after session/close"
+        return "of a live session on the same connection"
+
     async def _step_close(self, a: dict[str, Any], step: Step) -> None:
+        if isinstance(a.get("session"), str):
+            self._closed_here.add(a["session"])
         p = await self._send_request("session/close", {"sessionId": a.get("session")})
         self._save(a, p)
         if a.get("wait", True):
