@@ -73,6 +73,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      "replaced by the command line of the agent it should launch (a relay back to the suite)")
     g.addoption("--acp-client-env", dest="acp_client_env", action="append", default=[], metavar="KEY=VAL",
                 help="set an environment variable for the client (repeatable; steers a scriptable client)")
+    g.addoption("--acp-client-arg", dest="acp_client_arg", action="append", default=[], metavar="ARG",
+                help="one more argument for the client, where {args} stands in --client-cmd or at its end "
+                     "(repeatable; steers a client by its own flags)")
     g.addoption("--acp-client-cwd", dest="acp_client_cwd", default=None, metavar="DIR",
                 help="run the client in this directory instead of a fresh temporary one per test")
     g.addoption("--acp-report-dir", dest="acp_report_dir", default="reports", metavar="DIR",
@@ -151,11 +154,14 @@ def _side(config: pytest.Config) -> str | None:
 def _settings(config: pytest.Config) -> dict[str, Any]:
     side = _side(config)
     who = side  # the target's role, in the option names: --agent-cmd / --client-cmd, --acp-agent-env, ...
-    from .target_command import CommandError, target_argv
+    from .target_command import CommandError, target_argv, with_extra_args
     try:
-        argv = target_argv(who, config.getoption(f"acp_{who}_cmd"))
+        template = target_argv(who, config.getoption(f"acp_{who}_cmd"))
     except CommandError as e:
         raise UsageError(str(e)) from None
+    # run-wide extra arguments; a client scenario adds its own ``args`` at the same place (template)
+    extra_args = list(config.getoption("acp_client_arg", default=[]) or []) if who == "client" else []
+    argv = with_extra_args(template, extra_args)
     env = {}
     for item in config.getoption(f"acp_{who}_env"):
         if "=" not in item or item.startswith("="):
@@ -190,7 +196,7 @@ def _settings(config: pytest.Config) -> dict[str, Any]:
     if unknown:
         raise UsageError(f"--acp-rules: unknown rule IDs {', '.join(unknown)}")
     return {
-        "side": side, "argv": argv, "env": env, "cwd": cwd, "schema": schema, "auth_method": config.getoption("acp_auth_method"),
+        "side": side, "argv": argv, "template": template, "extra_args": extra_args, "env": env, "cwd": cwd, "schema": schema, "auth_method": config.getoption("acp_auth_method"),
         "timeout": _positive(config, "acp_timeout", "--acp-timeout"),
         "startup_timeout": _positive(config, "acp_startup_timeout", "--acp-startup-timeout"),
         "test_timeout": _positive(config, "acp_test_timeout", "--acp-test-timeout"),
@@ -402,7 +408,7 @@ class ScenarioItem(pytest.Item):
         tmp = None if s["cwd"] else tempfile.mkdtemp(prefix="acp-conformance-")
         sock_dir = tempfile.mkdtemp(prefix="acp-sock-")  # short: a Unix socket path has ~100 bytes
         try:
-            runner = ClientRunner(self.scenario, TargetSpec(s["argv"], s["env"]), settings,
+            runner = ClientRunner(self.scenario, TargetSpec(s["template"], s["env"], s["extra_args"]), settings,
                                   Path(s["cwd"] or tmp), Path(sock_dir), listeners=[ctx.feed])
             result = anyio.run(runner.run)
             ctx.finish()

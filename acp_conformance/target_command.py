@@ -22,3 +22,16 @@ def target_argv(side: str, cmd: str) -> list[str]:
     if shutil.which(argv[0]) is None and not Path(argv[0]).exists():
         raise CommandError(f"--{side}-cmd: {argv[0]!r} is not a command on PATH nor a file")
     return argv
+
+
+ARGS_PLACEHOLDER = "{args}"
+
+
+def with_extra_args(argv: list[str], extra: list[str]) -> list[str]:
+    """The command with the extra arguments (--acp-client-arg, a scenario's ``args``) where ``{args}``
+    stands as a word of its own, or at the end without one: a client whose own flags must come before
+    something (``-- {agent}``) marks the place."""
+    if ARGS_PLACEHOLDER in argv:
+        i = argv.index(ARGS_PLACEHOLDER)
+        return [*argv[:i], *extra, *argv[i + 1:]]
+    return [*argv, *extra]

@@ -35,7 +35,7 @@ ACTIONS: dict[str, set[str]] = {
 }
 SCALAR = {"delay": "seconds", "state": "state", "message": "text", "raw": "line", "note": "text",
           "await_cancel": "timeout", "exit": "status", "cancel_request": "request", "await_answer": "request"}
-TOP_KEYS = {"name", "description", "rules", "requires", "options", "initialize", "when", "env", "side"}
+TOP_KEYS = {"name", "description", "rules", "requires", "options", "initialize", "when", "env", "args", "side"}
 
 
 def _action(path: Path, where: str, raw: Any) -> Step:
@@ -92,12 +92,16 @@ def _scenario(path: Path, raw: Any, known_rules: set[str]) -> Scenario:
     env = raw.get("env") or {}
     if not isinstance(env, dict):
         raise ScenarioFileError(f"{path}: scenario {name!r}: env is a mapping of strings")
+    args = raw.get("args") or []
+    if not isinstance(args, list) or not all(isinstance(a, (str, int, float)) and not isinstance(a, bool) for a in args):
+        raise ScenarioFileError(f"{path}: scenario {name!r}: args is a list of strings (the client's extra arguments)")
     options = dict(raw.get("options") or {})
     scn = Scenario(name=name, path=path, rules=list(rules), steps=[], description=raw.get("description", ""),
                    requires=list(raw.get("requires") or []), options=options, side="client")
     scn.handlers = handlers  # type: ignore[attr-defined]
     scn.initialize = init  # type: ignore[attr-defined]
     scn.env = {str(k): str(v) for k, v in env.items()}  # type: ignore[attr-defined]
+    scn.args = [str(a) for a in args]  # type: ignore[attr-defined]
     return scn
 
 

@@ -23,6 +23,7 @@ from ..wire.transcript import EV_NOTE, EV_TIMEOUT, RECEIVED, Frame, Transcript
 from ..wire.transport import TargetClosed, TargetError, Transport, describe_exit
 from .model import Scenario, Step
 from .runner import RunResult, RunSettings, TargetSpec
+from ..target_command import with_extra_args
 
 AGENT_INFO = {"name": "acp-conformance-scripted-agent", "title": "ACP Conformance Suite (scripted agent)",
               "version": "0.1.0"}
@@ -267,12 +268,13 @@ class ClientRunner:
 
     async def _session(self, tg) -> None:
         env = {**self.target.env, **getattr(self.scenario, "env", {})}
-        if uses_placeholder(self.target.argv):
-            transport: Transport = SocketTransport(self.target.argv, self.transcript, cwd=self.workdir,
+        argv = with_extra_args(self.target.argv, [*self.target.args, *getattr(self.scenario, "args", [])])
+        if uses_placeholder(argv):
+            transport: Transport = SocketTransport(argv, self.transcript, cwd=self.workdir,
                                                    socket_dir=self.socket_dir, env=env,
                                                    connect_timeout=self.settings.startup_timeout)
         else:
-            transport = Transport(self.target.argv, self.transcript, cwd=self.workdir, env=env)
+            transport = Transport(argv, self.transcript, cwd=self.workdir, env=env)
         peer = Peer(transport, self.transcript, on_request=self._on_request)
         peer_frame = transport.on_frame
 

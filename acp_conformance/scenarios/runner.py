@@ -28,6 +28,7 @@ SUITE_INFO = {"name": "acp-conformance", "title": "ACP Conformance Suite", "vers
 class TargetSpec:
     argv: list[str]
     env: dict[str, str] = field(default_factory=dict)
+    args: list[str] = field(default_factory=list)  # a client's extra arguments (where {args} stands)
 
 
 @dataclass
