@@ -4,6 +4,9 @@ Run it as ``python -m acp_conformance.reference.agent``. It reads newline-delimi
 stdin (lines of any length) and writes one JSON-RPC message per line to stdout, flushing after
 each line; nothing else ever goes to stdout (diagnostics go to stderr, traffic too when
 ``ACP_REFERENCE_DEBUG=1``). It exits with status 0 when stdin reaches EOF.
+``ACP_REFERENCE_MEMORY_ONLY=1`` keeps sessions only for the life of the process (a state directory of
+its own, removed at exit), as an agent without durable storage does: a resume from a new process is
+then answered -32002, while the sessions it created stay resumable on the connection.
 
 What it advertises (initialize result)::
 
@@ -82,10 +85,13 @@ takes the class to run.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import json
 import os
 import re
+import shutil
 import sys
+import tempfile
 import threading
 import time
 import traceback
@@ -306,6 +312,9 @@ class ReferenceAgent:
     STEERING_WORDS = ("background", "permission", "elicit", "terminal", "cancellable", "tool", "fail", "slowly")
 
     def __init__(self, state_dir: str | None = None):
+        if not state_dir and os.environ.get("ACP_REFERENCE_MEMORY_ONLY") == "1":
+            state_dir = tempfile.mkdtemp(prefix="acp-reference-memory-")
+            atexit.register(shutil.rmtree, state_dir, True)
         state_dir = state_dir or os.environ.get("ACP_REFERENCE_STATE_DIR") or os.path.join(
             os.getcwd(), ".acp-reference-agent"
         )
