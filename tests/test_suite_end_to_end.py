@@ -152,3 +152,48 @@ def test_parallel_run_gives_the_same_verdicts_as_a_serial_one(reference_run, tmp
     parallel = {r["id"]: r["status"] for r in par.report["rules"]}
     assert parallel == serial
     assert par.report["verdict"]["conformant"] == reference_run.report["verdict"]["conformant"]
+
+
+# -- reach (issue 17): the brief's families are exercised on the reference agent, persisting or not ----------
+
+REACH_FAMILIES = ("PROMPT", "CANCEL", "RESUME", "ERR", "INIT", "CLOSE")
+
+
+@pytest.fixture(scope="module")
+def memory_only_run(tmp_path_factory):
+    """The reference agent keeping sessions only in memory: resumes from a new process are answered -32002."""
+    return run_suite(REFERENCE_AGENT, tmp_path_factory.mktemp("memory-only"),
+                     "--acp-agent-env=ACP_REFERENCE_MEMORY_ONLY=1")
+
+
+def _unreached(run) -> tuple[dict[str, str], dict[str, str]]:
+    """(rules of the families not exercised without an accepted reason, the excluded ones with their reason).
+
+    Accepted exclusions: listed not observable on the wire, gated off by a capability the agent does not
+    advertise, or a SHOULD/MAY rule this version has no check for (a MUST without a check is unreached)."""
+    missing, excluded = {}, {}
+    for r in run.report["rules"]:
+        if r["id"].split("-")[0] not in REACH_FAMILIES or r["side"] == "client":
+            continue
+        if r["status"] in ("pass", "warn"):
+            continue
+        reason = r.get("reason", "")
+        if (reason.startswith("not observable on the wire")
+                or r["status"] == "skip" and "capabilit" in reason
+                or not r["checked"] and r["tier"] in ("should", "may")):
+            excluded[r["id"]] = f"{r['status']}: {reason}"
+        else:
+            missing[r["id"]] = f"{r['status']}: {reason}"
+    return missing, excluded
+
+
+@pytest.mark.parametrize("mode", ["persisting", "memory-only"])
+def test_every_rule_of_the_brief_families_is_exercised(mode, request):
+    run = request.getfixturevalue("reference_run" if mode == "persisting" else "memory_only_run")
+    assert run.report is not None, run.output[-3000:]
+    missing, excluded = _unreached(run)
+    assert not missing, f"{mode}: rules never exercised: {missing}"
+    # the exclusions are few and each says why; the resume rules are reached without persistence too
+    assert all(reason.split(": ", 1)[1] for reason in excluded.values()), excluded
+    statuses = {r["id"]: r["status"] for r in run.report["rules"]}
+    assert all(statuses[f"RESUME-00{i}"] in ("pass", "warn") for i in range(1, 8)), statuses
