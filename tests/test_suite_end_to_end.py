@@ -197,3 +197,15 @@ def test_every_rule_of_the_brief_families_is_exercised(mode, request):
     assert all(reason.split(": ", 1)[1] for reason in excluded.values()), excluded
     statuses = {r["id"]: r["status"] for r in run.report["rules"]}
     assert all(statuses[f"RESUME-00{i}"] in ("pass", "warn") for i in range(1, 8)), statuses
+
+
+def test_reach_catches_an_agent_on_which_no_resume_succeeds(tmp_path):
+    """The reach check can fail: an agent refusing every resume (legal) leaves the resume rules unreached,
+    each not-tested or not-exercised with the forms of resume that were tried."""
+    script = Path(__file__).resolve().parent / "mutants" / "agent_never_resumes.py"
+    run = run_suite([sys.executable, str(script)], tmp_path / "never-resumes", "-k", "resume")
+    assert run.report is not None, run.output[-3000:]
+    missing, _ = _unreached(run)
+    assert {"RESUME-001", "RESUME-002", "RESUME-003"} <= set(missing), missing
+    assert all(r["status"] in ("not-tested", "not-exercised", "skip") and r["reason"]
+               for r in run.report["rules"] if r["id"] in ("RESUME-001", "RESUME-002", "RESUME-003")), run.report["rules"]
