@@ -465,9 +465,13 @@ class ReferenceAgent:
             self.handle_message(message, None)
 
     def handle_batch(self, items: list) -> None:
-        if not items:
-            self.respond_error(Ctx(None, None, None), INVALID_REQUEST, "Invalid Request")
-            return
+        # ACP v2 removed JSON-RPC batching: an array (empty or not) is one invalid request, refused
+        # with a single -32600 (id null), and none of its members is run
+        self.respond_error(Ctx(None, None, None), INVALID_REQUEST, "Invalid Request: batches are not supported")
+
+    def handle_batch_members(self, items: list) -> None:
+        """The older JSON-RPC 2.0 batch reading: every member run, the answers written as one array
+        (kept for the mutants that model agents still reading batches so)."""
         batch = Batch(self)
         for item in items:
             self.handle_message(item, batch)

@@ -23,7 +23,8 @@ EXTRA_PATH = Path(__file__).with_name("catalog_extra.json")  # rules this projec
 BLOCKING_LEVELS = {"MUST", "MUST NOT"}
 SHOULD_LEVELS = {"SHOULD", "SHOULD NOT"}
 # sources of lower authority than the seeds (RULES.md, "Sources and authority" 3 and 4)
-DOC_ONLY_SOURCES = ("upstream-doc:", "site-doc:", "site-rfd:")
+# (an SDK's release notes rank with the docs: they say what v2 changed before the spec text does)
+DOC_ONLY_SOURCES = ("upstream-doc:", "site-doc:", "site-rfd:", "release:")
 # the stdio framing itself: mandatory although only the transport page states it
 FRAMING_RULES = {"TRANSPORT-001", "TRANSPORT-002", "TRANSPORT-003", "CLIENT-025"}
 

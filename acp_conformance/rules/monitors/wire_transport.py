@@ -44,12 +44,13 @@ class WireTransportMonitor(FrameLogMixin, ConnMonitor):
         "TRANSPORT-001": "Messages are UTF-8 encoded JSON; non-ASCII text round-trips unchanged.",
         "TRANSPORT-002": "Each message is one line terminated by \\n holding one complete JSON object or array "
                          "(no JSON value spread over several lines).",
-        "TRANSPORT-005": "A batch of requests is answered with one array holding a response for each request.",
+        "TRANSPORT-005": "A batch of requests is one invalid request (ACP v2 removed batching): a single -32600 "
+                         "error with id null, no member run. Member-by-member answers (older reading) are noted.",
         "TRANSPORT-006": "An empty batch [] gets a single Invalid Request object (-32600, id null), not an array.",
-        "TRANSPORT-007": "Notifications inside a batch are never answered; an all-notification batch produces no "
-                         "output at all.",
-        "TRANSPORT-008": "Each invalid entry of a non-empty batch gets its own -32600 (id null) response, and the "
-                         "valid entries are still answered.",
+        "TRANSPORT-007": "Notifications inside a batch are never answered: an all-notification batch gets a single "
+                         "-32600 with id null (v2) or, under the older reading, no output.",
+        "TRANSPORT-008": "A batch holding invalid entries is still one invalid request: a single -32600 with id "
+                         "null, no member run. Per-entry answers (older reading) are noted.",
         "TRANSPORT-009": "A batch that is not valid JSON gets one Parse error object (-32700, id null).",
         "TRANSPORT-010": "Lifecycle-sensitive messages (initialize, auth/login, session/new, session/resume, "
                          "session/prompt) are not sent inside a batch.",
@@ -151,60 +152,48 @@ class WireTransportMonitor(FrameLogMixin, ConnMonitor):
             self.failed("TRANSPORT-009", f"the broken batch {quoted} was answered with {why}.", [a, s.frame])
 
     def _judge_batch(self, log: ConnLog, s: Sent, stray: list) -> None:
+        """ACP v2 removed JSON-RPC batching: a batch is one invalid request, owed one -32600 with id null,
+        none of its members run. Answering the members one by one (the older JSON-RPC 2.0 reading) is
+        noted, never failed; refusing the batch and running its members too, answering only some of
+        them, or answering a notification fits neither reading."""
         reqs, invalid, notes = _batch_owed(s.value)
+        rule = "TRANSPORT-008" if invalid else "TRANSPORT-005" if reqs else "TRANSPORT-007"
         label = f"the batch of {len(s.value)} ({reqs} request(s), {invalid} invalid, {notes} notification(s))"
-        answers = [a for a in s.answers]
-        if reqs == 0 and invalid == 0:
-            extra = [f for f, note in stray if note is s]
-            if not extra and s.maybe:
-                self.noted("TRANSPORT-007", f"{label} holds only notifications; an id-null answer arrived after it "
-                           f"(t={s.maybe[0].t:.2f}) that may answer it or an earlier line; not judged.",
-                           fr([s.maybe[0], s.frame]))
-            elif extra:
-                self.failed("TRANSPORT-007", f"{label} holds only notifications, yet the agent answered it: "
-                            f"{js(extra[0].msg, 160)}.", fr([extra[0], s.frame]))
+        answers = s.answers + [f for f, note in stray if note is s]
+        whole = [a for a in answers if null_error(a.msg, -32600) is None]
+        members = [a for a in answers if a not in whole]
+        n_members = sum(len(a.msg) if isinstance(a.msg, list) else 1 for a in members)
+        old_owed = reqs + invalid  # what the older reading answers: every request and invalid entry
+        if not answers:
+            if s.maybe:
+                self.noted(rule, f"{label}: an id-null answer arrived after it (t={s.maybe[0].t:.2f}) that may "
+                           "answer it or an earlier line; not judged.", fr([s.maybe[0], s.frame]))
+            elif old_owed == 0:
+                self.noted(rule, f"{label} got no answer: the older JSON-RPC 2.0 batch reading (an all-notification "
+                           "batch gets nothing); ACP v2 refuses every batch with one -32600 (id null).", [s.frame])
             else:
-                self.pass_few("TRANSPORT-007", f"{label} holds only notifications and got no answer.", [s.frame])
+                self.failed(rule, f"{label} got no answer at all; a batch is one invalid request, owed a single "
+                            "-32600 error with id null.", [s.frame])
             return
-        arrays = [a for a in answers if isinstance(a.msg, list)]
-        singles = [a for a in answers if not isinstance(a.msg, list)]
-        members = [x for a in arrays for x in a.msg] + [a.msg for a in singles]
-        # an id-null object after a batch with notifications answers a notification (TRANSPORT-007's)
-        singles = [a for a in singles if not (isinstance(a.msg, dict) and a.msg.get("id") is None and notes)]
-        if reqs:
-            if singles and not arrays:
-                self.warned("TRANSPORT-005", f"{label} was answered with {len(singles)} separate response object(s) "
-                            "instead of one array.", fr([singles[0], s.frame]))
-            elif len(arrays) == 1 and not singles:
-                self.pass_few("TRANSPORT-005", f"{label} was answered with one array of {len(arrays[0].msg)} "
-                              "response(s).", [arrays[0], s.frame])
-            elif arrays:
-                self.warned("TRANSPORT-005", f"{label} was answered in {len(arrays)} array(s) and {len(singles)} "
-                            "single object(s) instead of one array.", fr([answers[0], s.frame]))
-        owed = reqs + invalid
-        if notes and answers:
-            if len(members) > owed:
-                self.failed("TRANSPORT-007", f"{label} got {len(members)} responses, more than the {owed} its "
-                            "requests and invalid entries are owed: a notification was answered.",
-                            fr([answers[0], s.frame]))
-            else:
-                self.pass_few("TRANSPORT-007", f"{label} got responses for its requests only ({len(members)}).",
-                              [answers[0], s.frame])
-        if invalid:
-            nulls = [x for x in members if isinstance(x, dict) and x.get("id", 0) is None
-                     and isinstance(x.get("error"), dict) and x["error"].get("code") == -32600]
-            if len(nulls) >= invalid:
-                self.pass_few("TRANSPORT-008", f"{label}: each invalid entry got its own -32600 with id null.",
-                              [answers[0], s.frame])
-            elif s.maybe:
-                self.noted("TRANSPORT-008", f"{label} got {len(nulls)} -32600 response(s) with id null that could be "
-                           f"paired with it; an id-null answer at t={s.maybe[0].t:.2f} may be its own; not judged.",
-                           fr([s.maybe[0], s.frame]))
-            else:
-                self.failed("TRANSPORT-008", f"{label} got {len(nulls)} -32600 response(s) with id null for "
-                            f"{invalid} invalid entr{'y' if invalid == 1 else 'ies'}"
-                            f"{': ' + js(answers[0].msg, 160) if answers else ' (no answer at all)'}.",
-                            fr([answers[0] if answers else None, s.frame]))
+        if whole and not members:
+            self.pass_few(rule, f"{label} was refused as one invalid request: a single -32600 with id null, no "
+                          "member run.", [whole[0], s.frame])
+        elif whole:
+            self.failed(rule, f"{label} was refused with -32600 (id null), yet {n_members} answer(s) for its "
+                        f"members came too ({js(members[0].msg, 160)}): a refused batch runs none of its members.",
+                        fr([members[0], whole[0], s.frame]))
+        elif old_owed == 0:
+            self.failed(rule, f"{label} holds only notifications, yet the {self.ctx.target_side} answered them: "
+                        f"{js(members[0].msg, 160)}; a single -32600 (id null) or, under the older reading, "
+                        "nothing is expected.", fr([members[0], s.frame]))
+        elif n_members == old_owed:
+            self.noted(rule, f"{label} was answered member by member ({n_members} response(s)): the older "
+                       "JSON-RPC 2.0 batch reading. ACP v2 removed batching: one -32600 with id null, no member "
+                       "run.", [members[0], s.frame])
+        else:
+            self.failed(rule, f"{label} got {n_members} member answer(s) for {old_owed} owed under the older "
+                        f"reading, and no single -32600 with id null (v2): {null_error(members[0].msg, -32600)}.",
+                        fr([members[0], s.frame]))
 
     def _roundtrip(self, log: ConnLog) -> None:
         prompts: dict[Any, list[Msg]] = {}  # sessionId -> the suite's prompts, in order
