@@ -64,6 +64,13 @@ class Rule:
         return "should" if self.level in SHOULD_LEVELS else "may"
 
     @property
+    def public_source(self) -> str:
+        """The source as public documents (page and section, schema type, RFD, JSON-RPC 2.0) with their
+        URLs: what reports show (the catalog's own tokens name internal copies)."""
+        from .sources import public_source
+        return public_source(self.source)
+
+    @property
     def spec_refs(self) -> list[str]:
         return [s.strip() for s in self.source.split(";") if s.strip()]
 
