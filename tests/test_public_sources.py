@@ -48,3 +48,13 @@ def test_report_json_carries_the_public_source():
     v = compute(CAT, fs, {"PROMPT-001"}, {}, {})
     row = next(r for r in v.rules if r.rule.id == "PROMPT-001").to_json()
     assert "seed:" not in row["source"] and "agentclientprotocol.com/protocol/v2/schema#promptresponse" in row["source"]
+
+
+def test_rule_notes_name_known_rules_and_reach_report_json():
+    from acp_conformance.rules.catalog import load_rule_notes
+    notes = load_rule_notes()
+    assert set(notes) <= set(CAT)
+    assert "ACP-INIT-202" in notes["INIT-003"] and "-32022" in notes["INIT-003"]
+    v = compute(CAT, [Finding("INIT-003", FAIL, "x")], {"INIT-003"}, {}, {})
+    assert "ACP-INIT-202" in next(r for r in v.rules if r.rule.id == "INIT-003").to_json()["note"]
+    assert not any(INTERNAL.search(n) for n in notes.values())

@@ -64,7 +64,7 @@ def page_data(report: dict[str, Any]) -> dict[str, Any]:
             "suite": report.get("suite", {}), "generated": report.get("generated", ""),
             "redacted": report.get("redacted", True), "waivers_file": report.get("waivers_file"),
             "rules": [{k: r.get(k) for k in ("id", "area", "level", "tier", "status", "checked", "blocking", "summary",
-                                               "source", "reason", "expected", "evidence", "tests", "waiver",
+                                               "source", "note", "reason", "expected", "evidence", "tests", "waiver",
                                                "stale_waiver")} for r in report["rules"]],
             "transcripts": transcripts,
             "statuses": {s: {"label": STATUSES[s][0], "colour": STATUSES[s][1]} for s in ORDER}}
@@ -189,7 +189,7 @@ const rows = [];
                            'data-level': r.level, 'data-area': r.area, 'data-checked': String(!!r.checked)},
         el('td', {class: 'mono', text: r.id}), el('td', {}, badge(r.status), r.stale_waiver ? ' stale waiver' : null),
         el('td', {text: r.level}), el('td', {text: r.summary + (r.reason && !hasEv ? ' \u2014 ' + r.reason : '')}),
-        el('td', {class: 'mono', text: r.source || ''}));
+        el('td', {class: 'mono', text: (r.source || '') + (r.note ? '\n\u2014 ' + r.note : '')}));
       tb.append(tr); rows.push([tr, r]);
       if (hasEv) {
         const ev = el('tr', {class: 'ev hidden', 'data-for': r.id}, el('td', {colspan: '5'}));

@@ -83,6 +83,14 @@ def load_catalog() -> dict[str, Rule]:
 
 
 @lru_cache(maxsize=1)
+def load_rule_notes() -> dict[str, str]:
+    """Why a rule reads as it does where upstream moved, or another published kit checks otherwise
+    (``rule_notes.json``, {rule id: note}): shown beside the rule in the reports."""
+    data = json.loads(CATALOG_PATH.with_name("rule_notes.json").read_text(encoding="utf-8"))
+    return {k: v for k, v in data.items() if not k.startswith("_")}
+
+
+@lru_cache(maxsize=1)
 def load_not_observable() -> dict[str, str]:
     """Rules that cannot be seen on the wire, with the reason: ``not_observable*.json`` files beside
     this module, one per rule family ({rule id: reason}). They are left out of the verdict."""

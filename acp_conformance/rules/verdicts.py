@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from .catalog import Rule
+from .catalog import Rule, load_rule_notes
 from .findings import FAIL, FLAKY, INFO, NOT_TESTED, PASS, SKIP, WARN, Finding, worst
 
 XFAIL = "xfail"  # failed, and listed as an expected failure (a waiver): reported, not counted
@@ -46,7 +46,7 @@ class RuleVerdict:
         return {
             "id": r.id, "area": r.area, "level": r.level, "side": r.side, "status": self.status,
             "blocking": r.blocking, "tier": r.tier, "checked": self.checked, "summary": r.summary,
-            "source": r.public_source,
+            "source": r.public_source, "note": load_rule_notes().get(r.id, ""),
             "reason": self.reason or (first.message if first else ""),
             "expected": first.expected if first else "",
             "tests": self.tests,
