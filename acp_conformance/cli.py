@@ -17,7 +17,10 @@ REFERENCE_AGENT = [sys.executable, "-m", "acp_conformance.reference.agent"]
 # the bundled reference client, launching the suite's relay as its agent
 REFERENCE_CLIENT = [sys.executable, "-m", "acp_conformance.reference.client", "--", "{agent}"]
 
-USAGE = """acp-conformance agent [PYTEST-OPTIONS] [-- CMD ARGS...]
+USAGE = """acp-conformance --version
+  The suite's version, and the spec and schema revisions it judges by.
+
+acp-conformance agent [PYTEST-OPTIONS] [-- CMD ARGS...]
   Run the conformance suite against an agent (default: the bundled reference agent).
   Options before -- go to pytest: --acp-report-dir DIR, --acp-timeout S, --junitxml FILE, -n 2, ...
 
@@ -233,12 +236,26 @@ def _fuzz_command(fn, name: str, argv: list[str]) -> int:
         return 130
 
 
+def version_line() -> str:
+    """The suite's version with the spec and schema revisions it judges by (--acp-schema swaps the schema)."""
+    from . import SPEC_REVISION, __version__
+    from .protocol.schema import SchemaError, load_schema
+    try:
+        schema = load_schema().revision
+    except SchemaError as e:
+        schema = f"unavailable ({e})"
+    return f"acp-conformance {__version__}; spec: {SPEC_REVISION}; schema: {schema}"
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help", "help"):
         print(USAGE)
         return 0 if argv else 2
     cmd, rest = argv[0], argv[1:]
+    if cmd in ("--version", "-V", "version"):
+        print(version_line())
+        return 0
     if cmd == "agent":
         return run_agent(rest)
     if cmd == "client":

@@ -612,6 +612,8 @@ schema = {
     "$id": "https://acp-conformance.invalid/schema/acp-v2.schema.json",
     "title": "Agent Client Protocol v2 (acp-conformance)",
     "description": "JSON Schema of the ACP v2 wire surface used by acp-conformance, written from the v2 schema reference and prompt lifecycle texts. Open enums accept `_`-prefixed custom values; unknown non-underscore variants are rejected on purpose.",
+    # shown in report.json, the HTML header, the badge and --version (a swapped --acp-schema shows its own)
+    "x-acp-revision": "ACP v2 Preview wire schema (acp-conformance 2026-12-04)",
     "x-acp-methods": METHODS,
     "$defs": dict(sorted(D.items())),
 }

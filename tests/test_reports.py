@@ -135,7 +135,9 @@ def test_report_json_matches_its_schema_and_says_what_was_run(runs):
     for name in ("reference", "waived", "broken", "secret-agent", "secret-client", "secret-client-raw"):
         assert runs[name].report is not None, (name, runs[name].output[-2000:])
         assert report_errors(runs[name].report) == [], name
-    assert rep["suite"] == {"name": "acp-conformance", "version": __version__}
+    from acp_conformance import SPEC_REVISION
+    assert rep["suite"] == {"name": "acp-conformance", "version": __version__, "spec_revision": SPEC_REVISION,
+                            "schema_revision": rep["schema"]["revision"]}
     schema_file = Path(rep["schema"]["path"])
     assert rep["schema"]["sha256"] == hashlib.sha256(schema_file.read_bytes()).hexdigest()
     doc = json.loads(schema_file.read_text())
@@ -218,6 +220,10 @@ def test_badge_is_a_shields_endpoint_with_the_verdict_and_counts(runs):
         badge = json.loads((runs[name].report_dir / "badge.json").read_text())
         assert set(badge) == {"schemaVersion", "label", "message", "color"}, badge
         assert badge["schemaVersion"] == 1 and badge["label"]
+        # the spec and schema revisions judged by, in the label and in report.json
+        from acp_conformance import SPEC_REVISION
+        assert rep["suite"]["spec_revision"] == SPEC_REVISION and SPEC_REVISION in badge["label"]
+        assert rep["suite"]["schema_revision"] == rep["schema"]["revision"] in badge["label"]
         counts, checked = rep["verdict"]["counts"], len(_checked(rep))
         if ok:
             assert badge["color"] == "brightgreen"
@@ -226,6 +232,18 @@ def test_badge_is_a_shields_endpoint_with_the_verdict_and_counts(runs):
             assert badge["color"] == "red"
             assert badge["message"] == f"not conformant, {len(rep['verdict']['blocking'])} blocking of {checked}"
     assert "1 waived" in json.loads((runs["waived"].report_dir / "badge.json").read_text())["message"]
+
+
+def test_version_names_the_spec_and_schema_revisions():
+    from acp_conformance import SPEC_REVISION, __version__
+    from acp_conformance.cli import main
+    import contextlib
+    import io
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["--version"]) == 0
+    line = out.getvalue()
+    assert __version__ in line and SPEC_REVISION in line and "schema: ACP v2 Preview wire schema" in line
 
 
 # -- GITHUB_STEP_SUMMARY -----------------------------------------------------------------------------------

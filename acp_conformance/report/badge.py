@@ -16,7 +16,11 @@ def badge(report: dict[str, Any]) -> dict[str, Any]:
     waived = f", {c['xfail']} waived" if c.get("xfail") else ""
     msg = (f"conformant, {c.get('pass', 0)}/{checked} pass{waived}" if ok
            else f"not conformant, {bad} blocking of {checked}{waived}")
-    return {"schemaVersion": 1, "label": "ACP v2", "message": msg, "color": "brightgreen" if ok else "red"}
+    # the label names the spec revision judged (older reports without it: plain "ACP v2")
+    suite = report.get("suite") or {}
+    label = " | ".join(x for x in (suite.get("spec_revision") or "ACP v2",
+                                   suite.get("schema_revision") and f"schema {suite['schema_revision']}") if x)
+    return {"schemaVersion": 1, "label": label, "message": msg, "color": "brightgreen" if ok else "red"}
 
 
 def write_badge(path: Path, report: dict[str, Any]) -> Path:

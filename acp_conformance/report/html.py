@@ -296,7 +296,9 @@ PAGE = """<!DOCTYPE html>
 <script type="application/json" id="data">@@DATA@@</script>
 <script>""" + JS + """
 document.getElementById('target').textContent = (D.target.side || 'agent') + ': ' + (D.target.command || '') +
-  (D.target.info ? '  \\u2014 ' + JSON.stringify(D.target.info) : '') + '  \\u2014 suite ' + (D.suite.version || '') + ', ' + D.generated +
+  (D.target.info ? '  \\u2014 ' + JSON.stringify(D.target.info) : '') + '  \\u2014 suite ' + (D.suite.version || '') +
+  (D.suite.spec_revision ? ', judging ' + D.suite.spec_revision : '') +
+  (D.suite.schema_revision ? ', schema ' + D.suite.schema_revision : '') + ', ' + D.generated +
   (D.redacted ? '  \\u2014 secrets redacted' : '  \\u2014 NOT redacted (--acp-no-redact)') +
   (D.waivers_file ? '  \\u2014 expected failures: ' + D.waivers_file : '');
 </script>
