@@ -2,6 +2,6 @@
 
 __version__ = "0.1.0"
 
-# the spec text the suite judges by: the v2 base text with the v2 Preview changes (batches removed,
-# replay_complete reworded, initialize repeatable) from the upstream release notes and RFDs
+# the protocol text this version of the suite judges: the v2 base text with the changes of the v2 Preview
+# (batches removed, idempotency keys, the replay wording, repeated initialize)
 SPEC_REVISION = "ACP v2 Preview (2026-11-20)"

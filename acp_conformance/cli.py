@@ -17,10 +17,7 @@ REFERENCE_AGENT = [sys.executable, "-m", "acp_conformance.reference.agent"]
 # the bundled reference client, launching the suite's relay as its agent
 REFERENCE_CLIENT = [sys.executable, "-m", "acp_conformance.reference.client", "--", "{agent}"]
 
-USAGE = """acp-conformance --version
-  The suite's version, and the spec and schema revisions it judges by.
-
-acp-conformance agent [PYTEST-OPTIONS] [-- CMD ARGS...]
+USAGE = """acp-conformance agent [PYTEST-OPTIONS] [-- CMD ARGS...]
   Run the conformance suite against an agent (default: the bundled reference agent).
   Options before -- go to pytest: --acp-report-dir DIR, --acp-timeout S, --junitxml FILE, -n 2, ...
 
@@ -84,7 +81,19 @@ def run_rules(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="acp-conformance rules")
     p.add_argument("--coverage", action="store_true", help="show which rules are checked, and by what")
     p.add_argument("--side", choices=["agent", "client", "both"], default=None)
+    p.add_argument("--retry-classes", action="store_true",
+                   help="show each request method's retry class (as is / with a key / never)")
     a = p.parse_args(argv)
+    if a.retry_classes:
+        from .protocol.retry import load_retry_classes
+        source, meanings, methods = load_retry_classes()
+        for name, meaning in meanings.items():
+            print(f"{name:9} {meaning}")
+        print()
+        for rc in methods.values():
+            print(f"{rc.method:27} {rc.kind:9} {'(RFD)' if rc.basis == 'rfd' else '(reading)':9} {rc.why}")
+        print(f"\nsource: {source}")
+        return 0
     from .rules.catalog import load_catalog, load_not_observable
     from .rules.monitors import checked_on
     RULES_CHECKED = checked_on(a.side)  # a both rule counts for a side only if that side's run checks it
@@ -94,10 +103,14 @@ def run_rules(argv: list[str]) -> int:
     if a.coverage:
         checked = sum(1 for r in rows if r.id in RULES_CHECKED)
         blocking = [r for r in rows if r.blocking]
-        print(f"{'rule':14} {'level':9} {'side':7} {'checked by':28} summary")
+        # created by: who creates the rule's situation (suite: not reaching it is inconclusive; target: not
+        # exercised, which does not block unless --acp-require-coverage)
+        print(f"{'rule':14} {'level':9} {'side':7} {'checked by':28} {'created by':10} summary")
         for r in rows:
             by = RULES_CHECKED.get(r.id) or ("not observable" if r.id in hidden else "-")
-            print(f"{r.id:14} {r.level:9} {r.side:7} {by:28} {r.summary[:70]}")
+            creator = r.creator_on(a.side if a.side in ("agent", "client") else r.side if r.side != "both" else "agent")
+            print(f"{r.id:14} {r.level:9} {r.side:7} {by:28} {creator if r.id in RULES_CHECKED else '-':10} "
+                  f"{r.summary[:70]}")
         for r in rows:
             if r.id in hidden and r.id not in RULES_CHECKED:
                 print(f"  {r.id}: not observable on the wire: {hidden[r.id]}")
@@ -236,15 +249,13 @@ def _fuzz_command(fn, name: str, argv: list[str]) -> int:
         return 130
 
 
-def version_line() -> str:
-    """The suite's version with the spec and schema revisions it judges by (--acp-schema swaps the schema)."""
+def _print_version() -> int:
     from . import SPEC_REVISION, __version__
-    from .protocol.schema import SchemaError, load_schema
-    try:
-        schema = load_schema().revision
-    except SchemaError as e:
-        schema = f"unavailable ({e})"
-    return f"acp-conformance {__version__}; spec: {SPEC_REVISION}; schema: {schema}"
+    from .protocol.schema import load_schema
+    schema = load_schema(None)
+    print(f"acp-conformance {__version__}: judges {SPEC_REVISION}; schema {schema.revision} "
+          f"(sha256 {schema.sha256[:12]}; --acp-schema swaps it)")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -254,8 +265,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if argv else 2
     cmd, rest = argv[0], argv[1:]
     if cmd in ("--version", "-V", "version"):
-        print(version_line())
-        return 0
+        return _print_version()
     if cmd == "agent":
         return run_agent(rest)
     if cmd == "client":

@@ -28,8 +28,8 @@ def build_json_report(verdict, state) -> dict[str, Any]:
         entry["transcripts"] = sorted({state.transcripts[t] for t in rv.tests if state.transcripts.get(t)})
         rules.append(entry)
     return {
-        "suite": {"name": "acp-conformance", "version": __version__, "spec_revision": SPEC_REVISION,
-                  "schema_revision": s["schema"].revision},
+        "suite": {"name": "acp-conformance", "version": __version__},
+        "spec": {"revision": SPEC_REVISION},
         "generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "schema": {"path": str(s["schema"].path), "revision": s["schema"].revision, "sha256": s["schema"].sha256},
         "target": {"side": getattr(state, "side", None) or s.get("side", "agent"),
@@ -38,7 +38,9 @@ def build_json_report(verdict, state) -> dict[str, Any]:
         "verdict": {"conformant": verdict.conformant, "strict": verdict.strict, "counts": verdict.counts(),
                     "blocking": [v.rule.id for v in verdict.blocking_failures],
                     "stale_waivers": [v.rule.id for v in getattr(verdict, "stale_waivers", [])],
-                    "summary": verdict.summary_line()},
+                    "summary": verdict.summary_line(), "headline": verdict.headline(),
+                    "coverage": verdict.coverage(), "require_coverage": verdict.require_coverage,
+                    "inconclusive": [v.rule.id for v in verdict.inconclusive]},
         "redacted": not s.get("no_redact", False),
         "waivers_file": s.get("waivers_file"),
         "tests": [{"id": t, "transcript": p, "stderr": _stderr_path(p), "skipped": state.skipped.get(t),

@@ -197,13 +197,16 @@ class SessionErrorMonitor(ConnMonitor):
         else:
             self.failed("CLOSE-005", f"{label} got error {js(resp.error_code)}; success (or -32002) was expected.",
                         frames)
+            # close is the one session-scoped request that may succeed for an unknown session; any other answer
+            # than success is still ERR-001's: a session that does not exist is reported with -32002
+            self.failed("ERR-001", f"{label} got error {js(resp.error_code)}: a session that does not exist is "
+                        "answered with -32002 (or, for session/close only, success).", frames)
 
 
 class ResponseMonitor(ConnMonitor):
     rules = ("ERR-004",)
     expected = {
-        "ERR-004": "Every request receives exactly one response carrying the same id (same JSON type and value); "
-                   "members of a batch array are not requests of their own (ACP v2 removed batching).",
+        "ERR-004": "Every request receives exactly one response carrying the same id (same JSON type and value).",
     }
 
     def __init__(self, ctx):
@@ -212,8 +215,8 @@ class ResponseMonitor(ConnMonitor):
         self.bad = False
 
     def analyze(self, log: ConnLog) -> None:
-        # a batch member is no request owed an answer: ACP v2 removed batching, the whole array is one
-        # invalid request (TRANSPORT-005..008 judge its single -32600)
+        # a batch member is not a request owed an answer: ACP v2 has no batches, a batch is one invalid request
+        # (answered by one -32600 with id null: TRANSPORT-012 judges it)
         reqs = [m for m in log.msgs if m.direction == SENT and m.kind == REQUEST and m.id is not None
                 and m.index is None]
         self.requests += len(reqs)

@@ -38,23 +38,21 @@ def _nonascii(m: Msg) -> list[str]:
 
 class WireTransportMonitor(FrameLogMixin, ConnMonitor):
     side = "both"  # judges the target's frames in either role (ctx.target_side)
-    rules = ("TRANSPORT-001", "TRANSPORT-002", "TRANSPORT-005", "TRANSPORT-006", "TRANSPORT-007", "TRANSPORT-008",
-             "TRANSPORT-009", "TRANSPORT-010", "TRANSPORT-011")
+    # TRANSPORT-005/007/008 (the JSON-RPC 2.0 batch reading) are retired: ACP v2 has no batches (retired.json);
+    # TRANSPORT-012 judges a batch as v2 reads it, and the older reading is noted, never failed
+    rules = ("TRANSPORT-001", "TRANSPORT-002", "TRANSPORT-006", "TRANSPORT-009", "TRANSPORT-010", "TRANSPORT-011",
+             "TRANSPORT-012")
     expected = {
         "TRANSPORT-001": "Messages are UTF-8 encoded JSON; non-ASCII text round-trips unchanged.",
         "TRANSPORT-002": "Each message is one line terminated by \\n holding one complete JSON object or array "
                          "(no JSON value spread over several lines).",
-        "TRANSPORT-005": "A batch of requests is one invalid request (ACP v2 removed batching): a single -32600 "
-                         "error with id null, no member run. Member-by-member answers (older reading) are noted.",
         "TRANSPORT-006": "An empty batch [] gets a single Invalid Request object (-32600, id null), not an array.",
-        "TRANSPORT-007": "Notifications inside a batch are never answered: an all-notification batch gets a single "
-                         "-32600 with id null (v2) or, under the older reading, no output.",
-        "TRANSPORT-008": "A batch holding invalid entries is still one invalid request: a single -32600 with id "
-                         "null, no member run. Per-entry answers (older reading) are noted.",
         "TRANSPORT-009": "A batch that is not valid JSON gets one Parse error object (-32700, id null).",
         "TRANSPORT-010": "Lifecycle-sensitive messages (initialize, auth/login, session/new, session/resume, "
                          "session/prompt) are not sent inside a batch.",
         "TRANSPORT-011": "When the client closes the agent's stdin, the agent shuts down.",
+        "TRANSPORT-012": "ACP v2 has no JSON-RPC batches: a batch array is one invalid request, answered by a single "
+                         "-32600 error with id null, and none of its members is dispatched.",
     }
 
     def __init__(self, ctx):
@@ -152,48 +150,44 @@ class WireTransportMonitor(FrameLogMixin, ConnMonitor):
             self.failed("TRANSPORT-009", f"the broken batch {quoted} was answered with {why}.", [a, s.frame])
 
     def _judge_batch(self, log: ConnLog, s: Sent, stray: list) -> None:
-        """ACP v2 removed JSON-RPC batching: a batch is one invalid request, owed one -32600 with id null,
-        none of its members run. Answering the members one by one (the older JSON-RPC 2.0 reading) is
-        noted, never failed; refusing the batch and running its members too, answering only some of
-        them, or answering a notification fits neither reading."""
+        """TRANSPORT-012: v2 removed batching (ACP crate v1.14.0, #2625), so a batch is one invalid request:
+        one -32600 with id null. Members answered one by one are the older JSON-RPC 2.0 reading: noted."""
         reqs, invalid, notes = _batch_owed(s.value)
-        rule = "TRANSPORT-008" if invalid else "TRANSPORT-005" if reqs else "TRANSPORT-007"
         label = f"the batch of {len(s.value)} ({reqs} request(s), {invalid} invalid, {notes} notification(s))"
-        answers = s.answers + [f for f, note in stray if note is s]
-        whole = [a for a in answers if null_error(a.msg, -32600) is None]
-        members = [a for a in answers if a not in whole]
-        n_members = sum(len(a.msg) if isinstance(a.msg, list) else 1 for a in members)
-        old_owed = reqs + invalid  # what the older reading answers: every request and invalid entry
-        if not answers:
-            if s.maybe:
-                self.noted(rule, f"{label}: an id-null answer arrived after it (t={s.maybe[0].t:.2f}) that may "
-                           "answer it or an earlier line; not judged.", fr([s.maybe[0], s.frame]))
-            elif old_owed == 0:
-                self.noted(rule, f"{label} got no answer: the older JSON-RPC 2.0 batch reading (an all-notification "
-                           "batch gets nothing); ACP v2 refuses every batch with one -32600 (id null).", [s.frame])
-            else:
-                self.failed(rule, f"{label} got no answer at all; a batch is one invalid request, owed a single "
-                            "-32600 error with id null.", [s.frame])
-            return
-        if whole and not members:
-            self.pass_few(rule, f"{label} was refused as one invalid request: a single -32600 with id null, no "
-                          "member run.", [whole[0], s.frame])
-        elif whole:
-            self.failed(rule, f"{label} was refused with -32600 (id null), yet {n_members} answer(s) for its "
-                        f"members came too ({js(members[0].msg, 160)}): a refused batch runs none of its members.",
-                        fr([members[0], whole[0], s.frame]))
-        elif old_owed == 0:
-            self.failed(rule, f"{label} holds only notifications, yet the {self.ctx.target_side} answered them: "
-                        f"{js(members[0].msg, 160)}; a single -32600 (id null) or, under the older reading, "
-                        "nothing is expected.", fr([members[0], s.frame]))
-        elif n_members == old_owed:
-            self.noted(rule, f"{label} was answered member by member ({n_members} response(s)): the older "
-                       "JSON-RPC 2.0 batch reading. ACP v2 removed batching: one -32600 with id null, no member "
-                       "run.", [members[0], s.frame])
+        answers = list(s.answers) + [f for f, note in stray if note is s and f not in s.answers]
+        members = [m for m in log.msgs if m.direction == SENT and m.frame is s.frame and m.index is not None]
+        served = [r for m in members for r in m.responses]  # answers paired with a member's id
+        refusals = [a for a in answers if a not in served and null_error(a.msg, -32600) is None]
+        older = served or [a for a in answers if isinstance(a.msg, list)]
+        if older and refusals:
+            self.failed("TRANSPORT-012", f"{label} was both refused as a whole ({js(refusals[0].msg, 120)}) and "
+                        f"served member by member ({js(older[0].msg, 120)}): one reading or the other, not both.",
+                        fr([refusals[0], older[0], s.frame]))
+        elif older:
+            self.noted("TRANSPORT-012", f"{label} was answered member by member ({js(older[0].msg, 120)}): the "
+                       "older JSON-RPC 2.0 batch reading. ACP v2 removed batches: a batch is one invalid request, "
+                       "answered by a single -32600 with id null (informational, not failed).", fr([older[0], s.frame]))
+        elif len(refusals) == 1:
+            self.pass_few("TRANSPORT-012", f"{label} was refused as one invalid request: a single -32600 with id "
+                          "null, no member served.", [refusals[0], s.frame])
+        elif refusals:
+            self.noted("TRANSPORT-012", f"{label} got {len(refusals)} -32600 answers with id null (one per invalid "
+                       "entry, the older JSON-RPC 2.0 reading; v2 expects a single one): informational.",
+                       fr([refusals[0], s.frame]))
+        elif s.maybe:
+            self.noted("TRANSPORT-012", f"{label}: an id-null answer at t={s.maybe[0].t:.2f} may be its answer but "
+                       "could not be paired with it; not judged.", fr([s.maybe[0], s.frame]))
+        elif answers:
+            self.failed("TRANSPORT-012", f"{label} was answered with {null_error(answers[0].msg, -32600)}; "
+                        "a single -32600 with id null is expected.", fr([answers[0], s.frame]))
+        elif reqs or invalid:
+            self.failed("TRANSPORT-012", f"{label} got no answer at all: ACP v2 answers a batch with one -32600 "
+                        "(id null), and even the older JSON-RPC 2.0 reading answers its requests and invalid "
+                        "entries.", [s.frame])
         else:
-            self.failed(rule, f"{label} got {n_members} member answer(s) for {old_owed} owed under the older "
-                        f"reading, and no single -32600 with id null (v2): {null_error(members[0].msg, -32600)}.",
-                        fr([members[0], s.frame]))
+            self.noted("TRANSPORT-012", f"{label} holds only notifications and got no answer: the older JSON-RPC "
+                       "2.0 reading (an all-notification batch produces no output); ACP v2 expects one -32600 "
+                       "(informational).", [s.frame])
 
     def _roundtrip(self, log: ConnLog) -> None:
         prompts: dict[Any, list[Msg]] = {}  # sessionId -> the suite's prompts, in order
