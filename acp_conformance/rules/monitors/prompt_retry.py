@@ -82,12 +82,10 @@ class PromptRetryMonitor(ConnMonitor):
             return
         groups: dict[tuple[tuple[str, int], str], _Group] = {}
         prompts: dict[str, list[Msg]] = {}  # session id -> its prompt requests on this connection
-        skeys: dict[int, tuple[str, int]] = {}
         for m in log.msgs:
             if m.direction == SENT and m.kind == REQUEST and m.method == "session/prompt" \
                     and isinstance(m.session_id, str):
                 prompts.setdefault(m.session_id, []).append(m)
-                skeys[id(m)] = self._skey(m.session_id)
                 key = idempotency_key(m)
                 if key is not None:
                     g = groups.setdefault((self._skey(m.session_id), key), _Group(m.session_id, key))
@@ -98,16 +96,16 @@ class PromptRetryMonitor(ConnMonitor):
                 if isinstance(sid, str):
                     self.instance[sid] = self.instance.get(sid, 0) + 1
         for (skey, key), g in groups.items():
-            self._judge(log, skey, g, prompts.get(g.sid, []), skeys, window)
+            self._judge(log, skey, g, prompts.get(g.sid, []), window)
         # user-message ids of this connection, for the next connection's "new" test
         for m in log.msgs:
             su = session_update(m)
-            if su is not None and su[1].get("sessionUpdate") in USER_KINDS and hashable(su[1].get("messageId")):
-                self.seen_users.setdefault(self._skey(su[0]), set()).add(su[1]["messageId"])
+            mid = su[1].get("messageId") if su is not None else None
+            if su is not None and su[1].get("sessionUpdate") in USER_KINDS and mid is not None and hashable(mid):
+                self.seen_users.setdefault(self._skey(su[0]), set()).add(mid)
 
     # -- one group ----------------------------------------------------------------------------
-    def _judge(self, log: ConnLog, skey: tuple[str, int], g: _Group, prompts: list[Msg],
-               skeys: dict[int, tuple[str, int]], window: float) -> None:
+    def _judge(self, log: ConnLog, skey: tuple[str, int], g: _Group, prompts: list[Msg], window: float) -> None:
         answered = [(r, g.resp(r)) for r in g.reqs if g.resp(r) is not None]
         accepted = sorted([(r, a) for r, a in answered if a.ok], key=lambda x: x[1].order)
         earlier = self.keyed.get((skey, g.key))  # accepted on an earlier connection
