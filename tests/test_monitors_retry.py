@@ -153,3 +153,10 @@ def test_retry_after_a_restart_is_only_noted():
     f = run(script)
     assert not by(f, "IDEM-001", FAIL)
     assert by(f, "IDEM-001", INFO)
+
+
+def test_work_restarting_before_any_retry_is_not_blamed_on_the_key():
+    """Two cycles of work before the retry was sent are the agent's own (agent-initiated work may follow a turn)."""
+    script = "\n".join([INIT, FIRST, turn("msg_a2"), "@+1", prompt(3), answer(3, "msg_u1"), "@+3"])
+    f = run(script)
+    assert not by(f, "IDEM-003", FAIL), by(f, "IDEM-003")

@@ -176,6 +176,8 @@ class PromptRetryMonitor(ConnMonitor):
         inserted: list[tuple[Any, Msg]] = []
         orig_end: Msg | None = None
         last_resp = max((a for _, a in answered), key=lambda a: a.order)
+        # only what follows a retry is the retry's doing
+        first_retry = min((r for r in g.reqs if r is not orig_req), key=lambda r: r.order)
         end_t: float | None = None
         for m in log.msgs:
             if cut is not None and m.order >= cut:
@@ -202,7 +204,7 @@ class PromptRetryMonitor(ConnMonitor):
                 mid = upd.get("messageId")
                 if hashable(mid) and mid not in seen:
                     seen.add(mid)
-                    if not before and not resume_pending and mid != M and mid not in claimed:
+                    if m.order > first_retry.order and not resume_pending and mid != M and mid not in claimed:
                         inserted.append((mid, m))
             elif kind == "state_update":
                 state = upd.get("state")
@@ -225,8 +227,9 @@ class PromptRetryMonitor(ConnMonitor):
             self.pass_few("IDEM-002", f"{g.label()}: {len(g.reqs)} attempts, one user message ({js(M)}).",
                           [*retry_frames, orig_resp])
         # IDEM-003
-        if len(starts) > 1:
-            s = starts[1]
+        again = [x for x in starts[1:] if x.order > first_retry.order]
+        if again:
+            s = again[0]
             self.failed("IDEM-003", f"{g.label()}: the work of the submission started at t={starts[0].t:.2f}"
                         + (f" and ended at t={orig_end.t:.2f}" if orig_end is not None else "")
                         + f"; after a retry under the same key it started again at t={s.t:.2f}, with no other "
