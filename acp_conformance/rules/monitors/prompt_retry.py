@@ -6,7 +6,8 @@ Prompts of one session that carry the same ``idempotencyKey`` are attempts of on
 (IDEM-003). The original is the attempt whose success response came first; the others are retries,
 whatever order they were sent in (a retry may cross the original on the wire).
 
-Insertions and work starts are attributed to a group inside its window: from its first request until
+Insertions and work starts are attributed to a group inside its window (those after its first retry
+request count against the retry): from its first request until
 a short while (``rejection_window``) after the later of its last response and the end of the
 original's work, cut at the next prompt of the session that is not part of the group. A prompt of
 another submission still unanswered when the group starts makes the window ambiguous: not judged.
