@@ -313,7 +313,7 @@ MUTANTS: dict[str, tuple[tuple[str, ...], type]] = {
     "err-001": (("ERR-001",), Err001),
     "err-002": (("ERR-002",), Err002),
     "err-004": (("ERR-004",), Err004),
-    "close-005": (("CLOSE-005",), Close005),
+    "close-005": (("CLOSE-005", "ERR-001"), Close005),
     "init-001": (("INIT-001",), Init001),
     "init-002": (("INIT-002",), Init002),
     "init-003": (("INIT-003",), Init003),
