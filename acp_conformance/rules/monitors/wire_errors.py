@@ -30,7 +30,7 @@ from typing import Any
 
 from ...wire.transcript import EVENT, RECEIVED, SENT, Frame, parse_line
 from ..monitor import NOTIFICATION, REQUEST, RESPONSE, Rpc, classify
-from ._common import ConnLog, ConnMonitor, Msg, fr, id_key, js, raw_carries_id
+from ._common import ConnLog, ConnMonitor, Msg, fr, id_key, js, offers_config_options, raw_carries_id
 
 # client -> agent requests of ACP v2 (the rest is "not implemented" for an agent)
 AGENT_METHODS = ("initialize", "auth/login", "auth/logout", "session/new", "session/list", "session/delete",
@@ -594,6 +594,7 @@ class WireErrorMonitor(FrameLogMixin, ConnMonitor):
     def _params(self, log: ConnLog, init_t: float | None) -> None:
         if init_t is None:
             return
+        config_offered = offers_config_options(log.msgs)
         for m in log.msgs:
             if m.direction != SENT or m.kind != REQUEST or not valid_id(m.id) or m.t < init_t or not m.responses:
                 continue
@@ -608,6 +609,9 @@ class WireErrorMonitor(FrameLogMixin, ConnMonitor):
                 self.warned("ERR-013", f"{label} succeeded ({js(r.result, 100)}); -32602 was expected.", fr([r, m]))
             elif r.error_code == SESSION_NOT_FOUND:
                 self.noted("ERR-013", f"{label} got -32002: its session is unknown too.", fr([r, m]))
+            elif r.error_code == -32601 and m.method == "session/set_config_option" and not config_offered:
+                self.noted("ERR-013", f"{label} got -32601: the agent advertised no config options, so it need "
+                           "not support the method.", fr([r, m]))
             else:
                 self.warned("ERR-013", f"{label} got error {js(r.error_code)}; -32602 was expected.", fr([r, m]))
 
