@@ -1001,3 +1001,29 @@ def test_prompt_answered_after_the_busy_work_still_needs_its_running():
                            A(upd("sess_1", {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}))])
     findings = run(s, SLICE_MONITORS, idle_grace=1.0)
     assert FAIL in statuses(findings, "PROMPT-011")
+
+
+# --- session/set_config_option from an agent without config options (issue 11: the alternative agent) ----
+def _no_config_agent(with_options: bool) -> str:
+    new = ('{"jsonrpc":"2.0","id":1,"result":{"sessionId":"sess_1"%s}}'
+           % (',"configOptions":[{"configId":"mode","name":"Mode","type":"select","currentValue":"a","options":[{"value":"a","name":"A"}]}]'
+              if with_options else ""))
+    missing = '{"jsonrpc":"2.0","id":%d,"error":{"code":-32601,"message":"Method not found"}}'
+    return "\n".join([INIT2, C('{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/home/user/project"}}'), A(new),
+                      C('{"jsonrpc":"2.0","id":22,"method":"session/set_config_option","params":{"sessionId":"sess_nope","configId":"mode","type":"id","value":"code"}}'),
+                      A(missing % 22),
+                      C('{"jsonrpc":"2.0","id":"w-13d","method":"session/set_config_option","params":{"sessionId":"sess_1","type":"id","value":"code"}}'),
+                      A(missing.replace("%d", '"w-13d"'))])
+
+
+def test_set_config_option_missing_without_config_options_is_legal():
+    findings = run(_no_config_agent(False))
+    assert statuses(findings, "ERR-001") == [INFO]
+    assert statuses(findings, "ERR-013") == [INFO]
+    assert not bad(findings), [(f.rule, f.status, f.message) for f in findings if f.status in (FAIL, WARN)]
+
+
+def test_set_config_option_missing_with_config_options_is_still_caught():
+    findings = run(_no_config_agent(True))
+    assert FAIL in statuses(findings, "ERR-001")
+    assert WARN in statuses(findings, "ERR-013")
