@@ -52,7 +52,8 @@ def write_launcher(directory: Path | str, address: str) -> tuple[str, bool]:
     if own_folder:
         folder = Path(tempfile.mkdtemp(prefix="acp-agent-", dir="/tmp"))
     launcher = folder / "agent"
-    launcher.write_text("#!/bin/sh\nexec " + relay_command(os.path.abspath(address)) + ' "$@"\n', encoding="utf-8")
+    # arguments a client appends to its agent command (e.g. --stdio) are dropped: the relay takes none of its own
+    launcher.write_text("#!/bin/sh\nexec " + relay_command(os.path.abspath(address)) + "\n", encoding="utf-8")
     launcher.chmod(launcher.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     return str(launcher), own_folder
 
