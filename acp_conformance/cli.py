@@ -23,7 +23,8 @@ USAGE = """acp-conformance agent [PYTEST-OPTIONS] [-- CMD ARGS...]
 
 acp-conformance client [PYTEST-OPTIONS] [-- CMD ARGS...]
   Run the conformance suite against a client (default: the bundled reference client); the suite
-  plays the agent. Where CMD holds {agent}, the client is to launch that command as its agent;
+  plays the agent. Where CMD holds {agent}, it becomes the path of an executable (one word) that the
+  client launches as its agent, as argv (my-client -- {agent}) or inside a command-line string;
   without it the suite speaks to the client on its own stdio.
 
 acp-conformance rules [--coverage] [--side agent|client]
