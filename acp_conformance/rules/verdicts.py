@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from .catalog import TARGET, Rule
+from .catalog import TARGET, Rule, load_retired
 from .findings import FAIL, FLAKY, INFO, NOT_EXERCISED, NOT_TESTED, PASS, SKIP, WARN, Finding, worst
 
 XFAIL = "xfail"  # failed, and listed as an expected failure (a waiver): reported, not counted
@@ -56,7 +56,8 @@ class RuleVerdict:
         first = next((f for f in self.findings if f.status == self.status), None)
         return {
             "id": r.id, "area": r.area, "level": r.level, "side": r.side, "status": self.status,
-            "blocking": r.blocking, "tier": r.tier, "checked": self.checked, "creator": self.creator, "summary": r.summary, "source": r.source,
+            "blocking": r.blocking, "tier": r.tier, "checked": self.checked, "creator": self.creator, "summary": r.summary, "source": r.public_source,
+            **({"note": r.note} if r.note else {}),
             "reason": self.reason or (first.message if first else ""),
             "expected": first.expected if first else "",
             "tests": self.tests,
@@ -158,6 +159,7 @@ def compute(catalog: dict[str, Rule], findings: Iterable[Finding], checked: set[
     """``bound_tests``: rule -> the test ids that name it; ``skipped_tests``: test id -> reason;
     ``require_coverage``: not-exercised rules block; ``observed``: judge observed traffic (module docstring)."""
     not_observable = not_observable or {}
+    retired = load_retired()
     by_rule: dict[str, list[Finding]] = {}
     for f in findings:
         by_rule.setdefault(f.rule, []).append(f)
@@ -181,7 +183,9 @@ def compute(catalog: dict[str, Rule], findings: Iterable[Finding], checked: set[
             reason = "; ".join(reasons)
         else:
             status = NOT_TESTED
-            if not is_checked and rule.id in not_observable:
+            if not is_checked and rule.id in retired:
+                reason = f"retired: {retired[rule.id]}"
+            elif not is_checked and rule.id in not_observable:
                 reason = f"not observable on the wire: {not_observable[rule.id]}"
             elif not is_checked:
                 reason = "this version of the suite has no check for this rule"
