@@ -95,24 +95,17 @@ class AltAgent(ReferenceAgent):
 
     # -- prompts -----------------------------------------------------------------------------------
 
-    def handle_session_prompt(self, ctx: Ctx, params: dict) -> None:
-        session_id = self.require_str(params, "sessionId")
-        session = self.sessions.get(session_id) if isinstance(session_id, str) else None
-        turn = session.turn if session is not None else None
-        if turn is None or turn.cancel_requested or session.held or not isinstance(params.get("prompt"), list):
-            super().handle_session_prompt(ctx, params)  # nothing to join: a prompt of its own
-            return
-        prompt = params["prompt"]
-        try:
-            self.validate_prompt(prompt)
-        except Exception as e:  # InvalidParams
-            self.reject_prompt(ctx, session, prompt, str(e))
+    def hold_prompt(self, ctx: Ctx, session: LiveSession, prompt: list) -> None:
+        turn = session.turn
+        if turn is None or turn.cancel_requested or session.held:
+            super().hold_prompt(ctx, session, prompt)  # nothing to join: held for a turn of its own
             return
         self.join_running_work(ctx, session, turn, prompt)
 
     def join_running_work(self, ctx: Ctx, session: LiveSession, turn: Turn, prompt: list) -> None:
         """Insert the prompt at once into the running work: no queue, no second running."""
         message_id = self.new_user_message_id(session, prompt)
+        self.remember_key(ctx, session, message_id)  # an idempotency key: saved with the user message
         self.record_user_message(session, message_id, prompt)
         self.respond_prompt(ctx, session, message_id)
         self.emit_user_message(session, message_id, prompt)
@@ -120,6 +113,7 @@ class AltAgent(ReferenceAgent):
 
     def insert_prompt(self, ctx: Ctx, session: LiveSession, prompt: list) -> None:
         message_id = self.new_user_message_id(session, prompt)
+        self.remember_key(ctx, session, message_id)
         self.record_user_message(session, message_id, prompt)
         turn = Turn(ctx, message_id, prompt, self.prompt_text(prompt))
         turn.done = self.loop.create_future()
@@ -127,6 +121,7 @@ class AltAgent(ReferenceAgent):
         self.report_running(session)  # running first, then the response, then the user message
         self.respond_prompt(ctx, session, message_id)
         self.emit_user_message(session, message_id, prompt)
+        self.settle_retries(session, ctx, message_id)
         turn.task = self.loop.create_task(self.run_turn(session, turn))
 
     def emit_user_message(self, session: LiveSession, message_id: str, prompt: list) -> None:
