@@ -46,6 +46,10 @@ class ScenarioAbort(Exception):
     """The scenario cannot go on; the message says why, for the report."""
 
 
+class TurnEnded(WaitTimeout):
+    """The turn an await belonged to ended (answered and idle) without what the target may legitimately never do."""
+
+
 class ScenarioSkip(Exception):
     """The scenario does not apply to this target (a capability it needs is not advertised)."""
 
@@ -97,6 +101,7 @@ class Runner:
         }
         self.sessions: dict[str, dict[str, Any]] = {}  # sessionId -> {cwd}
         self.last_sent: dict[str, int] = {}  # sessionId -> seq of the last frame the suite sent for it
+        self.last_prompt: dict[str, Pending] = {}  # sessionId -> the last session/prompt the suite sent for it
         self.transport: Transport | None = None
         self.peer: Peer | None = None
         self._scope: anyio.CancelScope | None = None
@@ -369,6 +374,8 @@ class Runner:
     async def _step_prompt(self, a: dict[str, Any], step: Step) -> None:
         sid = a.get("session")
         p = await self._send_request("session/prompt", {"sessionId": sid, "prompt": self._prompt_blocks(a)})
+        if isinstance(sid, str):
+            self.last_prompt[sid] = p
         self._save(a, p)
         wait = a.get("wait", "idle")
         if wait in ("none", False):
@@ -404,12 +411,15 @@ class Runner:
                 sid = u.get("session")
                 kind = u.get("kind")
                 state = u.get("state")
-                f = await self.peer.wait_for(lambda f: _is_update(f, sid, kind, state),
-                                             self._timeout(a.get("timeout")),
-                                             f"a {kind or 'session'} update"
-                                             + (f" ({' or '.join(state) if isinstance(state, list) else state})"
-                                                if state else "")
-                                             + f" for {sid}", since=self.last_sent.get(sid, 0))
+                what = (f"a {kind or 'session'} update"
+                        + (f" ({' or '.join(state) if isinstance(state, list) else state})" if state else "")
+                        + f" for {sid}")
+                since = self.last_sent.get(sid, 0)
+                if _target_decides(kind, state):
+                    f = await self._wait_within_turn(sid, kind, state, what, since, a.get("timeout"))
+                else:
+                    f = await self.peer.wait_for(lambda f: _is_update(f, sid, kind, state),
+                                                 self._timeout(a.get("timeout")), what, since=since)
                 self._save(a, f.msg if isinstance(f, Frame) else None)  # $u.params.update.toolCallId ...
             else:
                 raise HarnessError(f"{step.describe()}: await needs response, idle or update")
@@ -418,9 +428,33 @@ class Runner:
                 self.transcript.event(EV_NOTE, text=f"optional wait ended: {e}")
                 return
             u = a.get("update") or {}
-            if u.get("kind") in TARGET_UPDATE_KINDS or u.get("state") == "requires_action":
+            if _target_decides(u.get("kind"), u.get("state")):
                 self.result.error_kind = "target-never"  # only the target decides to do this: its right
             raise
+
+    async def _wait_within_turn(self, sid: Any, kind: Any, state: Any, what: str, since: int,
+                                timeout: Any) -> Frame:
+        """Wait for an update only the target decides to send, but no longer than the turn it belongs to: once
+        that turn is over (its prompt answered and an idle state_update seen since the wait began) without it,
+        waiting out the timeout would only cost time. An agent that never reports idle still gets the timeout;
+        one that reports idle before its answer is over only once the answer arrives too."""
+        prompt = self.last_prompt.get(sid) if isinstance(sid, str) else None
+        idle: list[Frame] = []
+
+        def wanted(f: Frame) -> bool:
+            if _is_update(f, sid, kind, state):
+                return True
+            if not idle and _is_update(f, sid, "state_update", "idle"):
+                idle.append(f)
+            # over at the later of the two, in the order received: what came after it is no longer this turn's
+            return (bool(idle) and prompt is not None and prompt.response is not None
+                    and f.seq >= prompt.response.seq)
+
+        f = await self.peer.wait_for(wanted, self._timeout(timeout), what, since=since)
+        if _is_update(f, sid, kind, state):
+            return f
+        raise TurnEnded(f"{what} did not come: the turn of session/prompt #{prompt.frame.seq} ended without it "
+                        f"(answered, and idle at frame #{idle[0].seq})")
 
     async def _step_cancel(self, a: dict[str, Any], step: Step) -> None:
         sid = a.get("session")
@@ -560,6 +594,11 @@ def _sample_value(prop: Any) -> Any:
     if isinstance(prop, dict) and isinstance(prop.get("enum"), list) and prop["enum"]:
         return prop["enum"][0]
     return {"number": 1, "integer": 1, "boolean": True}.get(t, "conformance")
+
+
+def _target_decides(kind: Any, state: Any) -> bool:
+    """An awaited update that only the target decides to send (a tool call, a terminal, a requires_action...)."""
+    return kind in TARGET_UPDATE_KINDS or state == "requires_action"
 
 
 def _is_update(f: Frame, sid: Any, kind: str | None, state: str | None) -> bool:
