@@ -46,10 +46,6 @@ class ScenarioAbort(Exception):
     """The scenario cannot go on; the message says why, for the report."""
 
 
-class TurnEnded(WaitTimeout):
-    """The turn an await belonged to ended (answered and idle) without what the target may legitimately never do."""
-
-
 class ScenarioSkip(Exception):
     """The scenario does not apply to this target (a capability it needs is not advertised)."""
 
@@ -101,7 +97,7 @@ class Runner:
         }
         self.sessions: dict[str, dict[str, Any]] = {}  # sessionId -> {cwd}
         self.last_sent: dict[str, int] = {}  # sessionId -> seq of the last frame the suite sent for it
-        self.last_prompt: dict[str, Pending] = {}  # sessionId -> the last session/prompt the suite sent for it
+        self._closed_here: set[str] = set()  # sessions this scenario closed (the form of a later resume)
         self.transport: Transport | None = None
         self.peer: Peer | None = None
         self._scope: anyio.CancelScope | None = None
@@ -373,9 +369,10 @@ class Runner:
 
     async def _step_prompt(self, a: dict[str, Any], step: Step) -> None:
         sid = a.get("session")
-        p = await self._send_request("session/prompt", {"sessionId": sid, "prompt": self._prompt_blocks(a)})
-        if isinstance(sid, str):
-            self.last_prompt[sid] = p
+        params = {"sessionId": sid, "prompt": self._prompt_blocks(a)}
+        if a.get("key") is not None:  # idempotencyKey: the same on every attempt of one submission
+            params["idempotencyKey"] = _text(a["key"])
+        p = await self._send_request("session/prompt", params)
         self._save(a, p)
         wait = a.get("wait", "idle")
         if wait in ("none", False):
@@ -415,11 +412,18 @@ class Runner:
                         + (f" ({' or '.join(state) if isinstance(state, list) else state})" if state else "")
                         + f" for {sid}")
                 since = self.last_sent.get(sid, 0)
-                if _target_decides(kind, state):
-                    f = await self._wait_within_turn(sid, kind, state, what, since, a.get("timeout"))
+                wanted = lambda f: _is_update(f, sid, kind, state)  # noqa: E731
+                if kind in TARGET_UPDATE_KINDS or state == "requires_action":
+                    # only the target decides to send it: once its turn has ended without it, it will not come,
+                    # so the wait ends there instead of at the timeout
+                    ended = _turn_ended(sid, since)
+                    f = await self.peer.wait_for(lambda f: wanted(f) or ended(f), self._timeout(a.get("timeout")),
+                                                 what, since=since)
+                    if not wanted(f):
+                        self.transcript.event(EV_NOTE, text=f"the turn ended (idle at t={f.t:.2f}) without {what}")
+                        raise WaitTimeout(f"{what} did not arrive: the turn ended without it (idle at t={f.t:.2f})")
                 else:
-                    f = await self.peer.wait_for(lambda f: _is_update(f, sid, kind, state),
-                                                 self._timeout(a.get("timeout")), what, since=since)
+                    f = await self.peer.wait_for(wanted, self._timeout(a.get("timeout")), what, since=since)
                 self._save(a, f.msg if isinstance(f, Frame) else None)  # $u.params.update.toolCallId ...
             else:
                 raise HarnessError(f"{step.describe()}: await needs response, idle or update")
@@ -428,33 +432,9 @@ class Runner:
                 self.transcript.event(EV_NOTE, text=f"optional wait ended: {e}")
                 return
             u = a.get("update") or {}
-            if _target_decides(u.get("kind"), u.get("state")):
+            if u.get("kind") in TARGET_UPDATE_KINDS or u.get("state") == "requires_action":
                 self.result.error_kind = "target-never"  # only the target decides to do this: its right
             raise
-
-    async def _wait_within_turn(self, sid: Any, kind: Any, state: Any, what: str, since: int,
-                                timeout: Any) -> Frame:
-        """Wait for an update only the target decides to send, but no longer than the turn it belongs to: once
-        that turn is over (its prompt answered and an idle state_update seen since the wait began) without it,
-        waiting out the timeout would only cost time. An agent that never reports idle still gets the timeout;
-        one that reports idle before its answer is over only once the answer arrives too."""
-        prompt = self.last_prompt.get(sid) if isinstance(sid, str) else None
-        idle: list[Frame] = []
-
-        def wanted(f: Frame) -> bool:
-            if _is_update(f, sid, kind, state):
-                return True
-            if not idle and _is_update(f, sid, "state_update", "idle"):
-                idle.append(f)
-            # over at the later of the two, in the order received: what came after it is no longer this turn's
-            return (bool(idle) and prompt is not None and prompt.response is not None
-                    and f.seq >= prompt.response.seq)
-
-        f = await self.peer.wait_for(wanted, self._timeout(timeout), what, since=since)
-        if _is_update(f, sid, kind, state):
-            return f
-        raise TurnEnded(f"{what} did not come: the turn of session/prompt #{prompt.frame.seq} ended without it "
-                        f"(answered, and idle at frame #{idle[0].seq})")
 
     async def _step_cancel(self, a: dict[str, Any], step: Step) -> None:
         sid = a.get("session")
@@ -478,9 +458,25 @@ class Runner:
         if a.get("wait", True):
             await self._await(p)
             if p.error is not None and a.get("expect", "any") == "ok":
+                if isinstance(p.error, dict) and p.error.get("code") == -32002:
+                    # the agent does not keep the session for this form of resume: its right (insertion is no
+                    # promise of durable storage); the other forms of resume judge the rules, and a rule no form
+                    # reached stays not-tested, its reason listing the forms tried
+                    raise ScenarioSkip(f"not exercised: the resume {self._resume_form(sid)} was answered -32002 "
+                                       "(session not found): the agent does not keep the session for it")
                 raise ScenarioAbort(f"{step.describe()}: session/resume failed: {_short(p.error)}")
 
+    def _resume_form(self, sid: Any) -> str:
+        """Which form of resume this is, for the reason a refused one gives."""
+        if self.transcript.conn > 0:
+            return "in a new agent process"
+        if sid in self._closed_here:
+            return "on the same connection after session/close"
+        return "of a live session on the same connection"
+
     async def _step_close(self, a: dict[str, Any], step: Step) -> None:
+        if isinstance(a.get("session"), str):
+            self._closed_here.add(a["session"])
         p = await self._send_request("session/close", {"sessionId": a.get("session")})
         self._save(a, p)
         if a.get("wait", True):
@@ -596,9 +592,23 @@ def _sample_value(prop: Any) -> Any:
     return {"number": 1, "integer": 1, "boolean": True}.get(t, "conformance")
 
 
-def _target_decides(kind: Any, state: Any) -> bool:
-    """An awaited update that only the target decides to send (a tool call, a terminal, a requires_action...)."""
-    return kind in TARGET_UPDATE_KINDS or state == "requires_action"
+def _turn_ended(sid: Any, since: int) -> Callable[[Frame], bool]:
+    """A predicate over the frames after ``since``: the idle that ends a turn of ``sid``. An idle counts when it
+    carries a stopReason or follows a running / requires_action of this turn (a bare idle snapshot before any
+    work is not an end: repeated snapshots are idempotent)."""
+    worked = False
+
+    def ended(f: Frame) -> bool:
+        nonlocal worked
+        if f.seq <= since:
+            return False
+        if _is_update(f, sid, "state_update", ["running", "requires_action"]):
+            worked = True
+            return False
+        if _is_update(f, sid, "state_update", "idle"):
+            return worked or "stopReason" in f.msg["params"]["update"]
+        return False
+    return ended
 
 
 def _is_update(f: Frame, sid: Any, kind: str | None, state: str | None) -> bool:

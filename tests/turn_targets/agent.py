@@ -1,7 +1,7 @@
 """A minimal agent for the await-within-turn tests: how it ends a prompt's turn is chosen by argv[1].
 
 plain: answers the prompt, then reports idle (no tool call ever).
-idle-first: reports idle, then a tool call update, then answers (the update must still be found).
+idle-first: reports a bare idle snapshot, then a tool call update, then answers (the update must still be found).
 no-idle: answers the prompt and never reports idle (the wait must fall back to its timeout).
 """
 
@@ -30,9 +30,9 @@ for line in sys.stdin:
         send({"jsonrpc": "2.0", "id": rid, "result": {"sessionId": "sess_1"}})
     elif method == "session/prompt":
         sid = m["params"]["sessionId"]
-        idle = {"sessionUpdate": "state_update", "state": "idle"}
+        idle = {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}
         if MODE == "idle-first":
-            update(sid, idle)
+            update(sid, {"sessionUpdate": "state_update", "state": "idle"})
             update(sid, {"sessionUpdate": "tool_call_update", "toolCallId": "call_1", "status": "completed"})
             send({"jsonrpc": "2.0", "id": rid, "result": {}})
         else:
