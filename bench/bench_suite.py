@@ -232,7 +232,7 @@ def whole_suite(agent: list[str], workers: int) -> tuple[float, str]:
         t0 = time.perf_counter()
         out = subprocess.run(cmd, cwd=d, capture_output=True, text=True)
         dt = time.perf_counter() - t0
-    lines = [x for x in out.stdout.splitlines() if re.search(r"\b(passed|failed|skipped)\b", x)]
+    lines = [x for x in out.stdout.splitlines() if re.search(r"\d+ (passed|failed|skipped).* in [0-9.]+s", x)]
     return dt, (lines[-1].strip("= ") if lines else f"exit {out.returncode}")
 
 
