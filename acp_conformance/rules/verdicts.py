@@ -8,6 +8,9 @@
   conformance: a dead agent must not score 100%.
 * A rule the suite has no check for yet is listed as such and left out of the verdict.
 * A rule whose every bound test was skipped (a capability the target does not advertise) is ``skip``.
+* Observed traffic (``observed=True``: ``tap`` and ``check``): nobody scripted the session, so a rule is
+  pass, fail or warn where its situation arose and ``not-exercised`` everywhere else, never ``not-tested``:
+  only what the two programs did decides.
 * Waivers (--acp-expected-failures): a waived rule that fails, is flaky or warns is ``xfail`` and does
   not count; a waived rule that passes is a stale waiver, which fails the run (not the conformance).
 """
@@ -18,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from .catalog import Rule
-from .findings import FAIL, FLAKY, INFO, NOT_TESTED, PASS, SKIP, WARN, Finding, worst
+from .findings import FAIL, FLAKY, INFO, NOT_EXERCISED, NOT_TESTED, PASS, SKIP, WARN, Finding, worst
 
 XFAIL = "xfail"  # failed, and listed as an expected failure (a waiver): reported, not counted
 WAIVABLE = (FAIL, FLAKY, WARN)  # statuses a waiver turns into xfail
@@ -61,6 +64,7 @@ class RuleVerdict:
 class Verdict:
     rules: list[RuleVerdict]
     strict: bool = False
+    observed: bool = False  # judged on observed traffic (tap, check): only what happened counts
 
     @property
     def blocking_failures(self) -> list[RuleVerdict]:
@@ -73,7 +77,7 @@ class Verdict:
         return not self.blocking_failures
 
     def counts(self) -> dict[str, int]:
-        out = {s: 0 for s in (PASS, FAIL, FLAKY, WARN, XFAIL, SKIP, NOT_TESTED)}
+        out = {s: 0 for s in (PASS, FAIL, FLAKY, WARN, XFAIL, SKIP, NOT_TESTED) + ((NOT_EXERCISED,) if self.observed else ())}
         for v in self.rules:
             if v.checked:
                 out[v.status] = out.get(v.status, 0) + 1
@@ -87,7 +91,10 @@ class Verdict:
         c = self.counts()
         checked = sum(1 for v in self.rules if v.checked)
         head = "CONFORMANT" if self.conformant else "NOT CONFORMANT"
-        parts = ", ".join(f"{c[s]} {s}" for s in (PASS, FAIL, FLAKY, WARN, XFAIL, NOT_TESTED, SKIP) if c[s])
+        if self.observed:
+            head += " on the observed traffic"
+        parts = ", ".join(f"{c[s]} {s}" for s in (PASS, FAIL, FLAKY, WARN, XFAIL, NOT_TESTED, NOT_EXERCISED, SKIP)
+                          if c.get(s))
         extra = ""
         if not self.conformant:
             ids = [v.rule.id for v in self.blocking_failures]
@@ -109,8 +116,10 @@ def _level_status(rule: Rule, status: str) -> str:
 def compute(catalog: dict[str, Rule], findings: Iterable[Finding], checked: set[str],
             bound_tests: dict[str, list[str]], skipped_tests: dict[str, str],
             strict: bool = False, side: str | None = None,
-            not_observable: dict[str, str] | None = None, waivers: dict[str, Any] | None = None) -> Verdict:
-    """``bound_tests``: rule -> the test ids that name it; ``skipped_tests``: test id -> reason."""
+            not_observable: dict[str, str] | None = None, waivers: dict[str, Any] | None = None,
+            observed: bool = False) -> Verdict:
+    """``bound_tests``: rule -> the test ids that name it; ``skipped_tests``: test id -> reason.
+    ``observed``: judge observed traffic (see the module docstring)."""
     not_observable = not_observable or {}
     by_rule: dict[str, list[Finding]] = {}
     for f in findings:
@@ -143,6 +152,11 @@ def compute(catalog: dict[str, Rule], findings: Iterable[Finding], checked: set[
                 reason = "the tests bound to this rule did not reach the situation it is about"
             else:
                 reason = "no test exercised this rule"
+        if observed and status in (NOT_TESTED, SKIP):
+            status = NOT_EXERCISED
+            if is_checked:
+                reason = "the observed traffic never reached the situation this rule is about" + (
+                    f" ({reason})" if fs and reason else "")
         rv = RuleVerdict(rule, status, is_checked, fs, tests, reason)
         w = (waivers or {}).get(rule.id)
         if w is not None:
@@ -153,4 +167,4 @@ def compute(catalog: dict[str, Rule], findings: Iterable[Finding], checked: set[
             elif status == PASS:
                 rv.stale_waiver = True
         out.append(rv)
-    return Verdict(out, strict)
+    return Verdict(out, strict, observed)
