@@ -128,6 +128,7 @@ const el = (t, a, ...kids) => { const e = document.createElement(t); for (const 
 const badge = s => el('span', {class: 'st', style: 'background:' + (ST[s] ? ST[s].colour : '#000'), text: ST[s] ? ST[s].label : s});
 const BAD = ['fail', 'flaky', 'warn', 'xfail'];
 const checked = D.rules.filter(r => r.checked);
+const TAP = D.target.side === 'tap';  // an observed session: the columns are the two programs
 // counts per tier (the rule's tier in the verdict: mandatory, should, may, advisory; else its level) and status
 const TIERS = ['mandatory', 'capability', 'should', 'may', 'advisory', 'informational'];
 const tierOf = r => r.tier || r.level;
@@ -240,7 +241,7 @@ function evidence(r) {
     }
     const tx = D.transcripts[test];
     if (!tx) continue;
-    const t = el('table', {class: 'tx'}, el('tr', {}, el('th', {class: 't', text: 't (s)'}), el('th', {text: 'suite'}), el('th', {text: 'target'})));
+    const t = el('table', {class: 'tx'}, el('tr', {}, el('th', {class: 't', text: 't (s)'}), el('th', {text: TAP ? 'client' : 'suite'}), el('th', {text: TAP ? 'agent' : 'target'})));
     for (const f of tx.frames) {
       const txt = '#' + f.seq + (f.conn ? ' c' + f.conn : '') + '  ' + dirCell(f);
       t.append(el('tr', {class: f.dir + (marked.has(f.seq) ? ' mark' : '') + (first.has(f.seq) ? ' first' : ''), 'data-seq': String(f.seq)},

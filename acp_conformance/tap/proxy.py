@@ -104,13 +104,14 @@ class Tap:
             if not data:
                 on_eof()
                 return
+            # the copy is queued before the bytes go on: an answer can then never be queued before the
+            # request it answers (the other direction's thread queues the answer only once it has read it)
+            self.tee(kind, data)
             try:
                 _write_all(dst, data)
             except OSError:  # the reader is gone: it sees what it would have seen (a closed pipe)
-                self.tee(kind, data)
                 on_broken()
                 return
-            self.tee(kind, data)
 
     def _to_agent_eof(self) -> None:
         self.tee_event("stdin-closed")
