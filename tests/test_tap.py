@@ -1,0 +1,327 @@
+"""``acp-conformance tap`` and ``check``: observed traffic, judged from both sides.
+
+* the proxy is transparent: each side receives exactly the bytes of a direct connection (invalid UTF-8, a
+  40 MB line, partial lines, an agent that writes first), and tap exits as the agent did;
+* between the reference client and the reference agent, the rules the session exercised get the statuses the
+  scripted suite gives the same programs; mutants of either are caught through tap by their intended rules,
+  blamed on the right side; a target that dies mid-turn still gets its report;
+* ``check`` judges a recorded session as tap judged it live, reads plain logs, and refuses unreadable files
+  with the line and the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from suite_run import ROOT, run_suite
+
+sys.path.insert(0, str(ROOT / "tests" / "client_mutants"))
+from client_mutants import MUTANTS as CLIENT_MUTANTS  # noqa: E402
+
+PY = sys.executable
+TAP = [PY, "-m", "acp_conformance", "tap", "--quiet"]
+CHECK = [PY, "-m", "acp_conformance", "check"]
+REFERENCE_AGENT = [PY, "-m", "acp_conformance.reference.agent"]
+REFERENCE_CLIENT = [PY, "-m", "acp_conformance.reference.client", "--timeout", "10"]
+BYTE_AGENT = [PY, str(ROOT / "tests" / "tap_helpers" / "byte_agent.py")]
+AGENT_MUTANTS = [PY, str(ROOT / "tests" / "mutants" / "agent_mutants.py")]
+CLIENT_MUTANT_SCRIPT = str(ROOT / "tests" / "client_mutants" / "client_mutants.py")
+BIG = 40 * 1024 * 1024
+
+
+def report(d: Path) -> dict:
+    data = json.loads((d / "report.json").read_text())
+    from acp_conformance.report.schema_check import report_errors
+    assert not report_errors(data), report_errors(data)[:5]
+    return data
+
+
+def rules(data: dict) -> dict[str, dict]:
+    return {r["id"]: r for r in data["rules"]}
+
+
+def bad(data: dict) -> dict[str, tuple[str, list[str]]]:
+    return {r["id"]: (r["status"], r["broken_by"]) for r in data["rules"] if r["status"] in ("fail", "warn", "flaky")}
+
+
+# -- transparency ------------------------------------------------------------------------------------------
+def _editor(argv: list[str], to_agent: bytes, cwd: Path) -> tuple[bytes, int]:
+    """Play the editor: write ``to_agent`` in uneven pieces while reading everything the other side writes."""
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=cwd)
+
+    def write() -> None:
+        i, step = 0, 3
+        while i < len(to_agent):
+            proc.stdin.write(to_agent[i:i + step])
+            proc.stdin.flush()
+            i += step
+            step = min(step * 3, 1 << 21)
+        proc.stdin.close()
+
+    t = threading.Thread(target=write)
+    t.start()
+    out = proc.stdout.read()
+    t.join(120)
+    return out, proc.wait(120)
+
+
+def _blob(side: str) -> bytes:
+    init = (b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":2,"info":{"name":"e"}}}\n'
+            if side == "client" else b'{"jsonrpc":"2.0","method":"_x/hello","params":{"text":"\xc3\xa9\xe2\x9c\x93"}}\n')
+    return (init + b"\xff\xfe not UTF-8 \xc3\n" + b"\r\n" + b'{"jsonrpc":"2.0","method":"_x/big","params":{"s":"'
+            + b"a" * BIG + b'"}}\n' + b'{"jsonrpc":"2.0","method":"_x/cr"}\r\n' + b'{"partial": "no newline at the end')
+
+
+def test_tap_forwards_every_byte_unchanged_both_ways_and_exits_as_the_agent(tmp_path):
+    to_client, to_agent = _blob("agent"), _blob("client")
+    (tmp_path / "agent-out").write_bytes(to_client)
+    seen = {}
+    for how in ("direct", "tap"):
+        agent = [*BYTE_AGENT, str(tmp_path / "agent-out"), str(tmp_path / f"agent-in-{how}"), "7"]
+        argv = agent if how == "direct" else [*TAP, "--report-dir", str(tmp_path / "r"), "--", *agent]
+        got, rc = _editor(argv, to_agent, tmp_path)
+        seen[how] = (got, (tmp_path / f"agent-in-{how}").read_bytes(), rc)
+    assert seen["direct"] == seen["tap"]  # what each side received, and the exit status
+    got, agent_in, rc = seen["tap"]
+    assert got == to_client and agent_in == to_agent and rc == 7
+    data = report(tmp_path / "r")
+    assert data["tap"]["agent_exit"]["returncode"] == 7
+    assert data["sessions"][0]["frames"] == 12
+    # the session was judged: each side's invalid UTF-8 is blamed on that side
+    b = bad(data)
+    assert b["TRANSPORT-001"][1] == ["agent", "client"]
+    assert b["CLIENT-025"][1] == ["client"]
+    lines = (tmp_path / "r" / "transcripts" / "tap.jsonl").read_text().splitlines()
+    big = [json.loads(x) for x in lines if "_x/big" in x]
+    assert len(big) == 2 and all(x["raw"].endswith(f"({BIG + 53} bytes)") for x in big)  # cut in the file only
+
+
+def test_tap_nothing_of_its_own_reaches_either_side(tmp_path):
+    """An agent that writes nothing: the editor reads nothing, even with --live and findings on the way."""
+    (tmp_path / "empty").write_bytes(b"")
+    agent = [*BYTE_AGENT, str(tmp_path / "empty"), str(tmp_path / "in"), "0"]
+    proc = subprocess.run([*TAP[:-1], "--live", "--report-dir", str(tmp_path / "r"), "--", *agent],
+                          input=b'{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{}}\n',
+                          capture_output=True, timeout=60, cwd=tmp_path)
+    assert proc.stdout == b"" and proc.returncode == 0
+    assert (tmp_path / "in").read_bytes() == b'{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{}}\n'
+    assert b"CLIENT-001" in proc.stderr  # the live finding went to stderr: a prompt before initialize
+    assert b"ACP verdict: NOT CONFORMANT on the observed traffic" in proc.stderr
+
+
+def test_tap_usage_errors_are_one_sentence_and_exit_2(tmp_path):
+    for args, words in ((["--", "/no/such/agent"], "cannot start the agent"), ([], "after --"),
+                        (["--report-dir", "/proc/nope", "--", PY], "--report-dir")):
+        p = subprocess.run([*TAP, *args], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+        assert p.returncode == 2 and words in p.stderr and "Traceback" not in p.stderr, p.stderr
+        assert p.stdout == ""
+
+
+def test_tap_default_report_dir_is_a_new_timestamped_folder(tmp_path):
+    for _ in range(2):
+        subprocess.run([*REFERENCE_CLIENT, "--", *TAP, "--", *REFERENCE_AGENT], cwd=tmp_path, timeout=60,
+                       capture_output=True, check=True)
+    runs = sorted((tmp_path / "reports" / "tap").iterdir())
+    assert len(runs) == 2 and all((r / "report.json").is_file() for r in runs)
+
+
+# -- the reference pair, and the scripted suite ----------------------------------------------------------------
+@pytest.fixture(scope="module")
+def reference_tap(tmp_path_factory):
+    d = tmp_path_factory.mktemp("tap-reference")
+    p = subprocess.run([*REFERENCE_CLIENT, "--", *TAP, "--report-dir", str(d / "r"), "--junitxml", str(d / "j.xml"),
+                        "--", *REFERENCE_AGENT], cwd=d, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return d, report(d / "r")
+
+
+def test_reference_pair_through_tap_is_conformant_and_names_both_programs(reference_tap):
+    d, data = reference_tap
+    assert data["verdict"]["conformant"] and data["verdict"]["observed"]
+    assert not bad(data)
+    assert data["target"]["info"]["client"]["name"] == "acp-conformance-reference-client"
+    assert data["target"]["info"]["agent"]["name"] == "acp-conformance-reference-agent"
+    st = {r["status"] for r in data["rules"] if r["checked"]}
+    assert st == {"pass", "not-exercised"}  # observed statuses only: no not-tested penalty
+    passed = {r["id"] for r in data["rules"] if r["status"] == "pass"}
+    assert {"INIT-001", "PROMPT-001", "CLIENT-001", "ERR-004"} <= passed
+    junit = (d / "j.xml").read_text()
+    assert 'failures="0"' in junit and "PROMPT-001" in junit
+
+
+def test_exercised_rules_get_the_statuses_of_the_scripted_suite(reference_tap, tmp_path):
+    """The same pair under the scripted suite (agent run and client run), limited to the rules the tap
+    session exercised: each of those rules has the same status there as through tap."""
+    _, data = reference_tap
+    exercised = {r["id"]: r for r in data["rules"] if r["status"] != "not-exercised" and r["checked"]}
+    from acp_conformance.rules.monitors import checked_on
+    agent_rules = sorted(x for x in exercised if x in checked_on("agent"))
+    client_rules = sorted(x for x in exercised if x in checked_on("client"))
+    agent_run = run_suite(REFERENCE_AGENT, tmp_path / "a", f"--acp-rules={','.join(agent_rules)}", "-p", "no:xdist")
+    client_run = run_client_suite(tmp_path / "c", f"--acp-rules={','.join(client_rules)}")
+    scripted = {}
+    for run, ids in ((agent_run, agent_rules), (client_run, client_rules)):
+        assert run.report is not None, run.output[-3000:]
+        for x in ids:
+            scripted.setdefault(x, set()).add(run.status(x))
+    for rule, r in exercised.items():
+        assert scripted[rule] == {r["status"]}, (rule, r["status"], scripted[rule])
+
+
+def run_client_suite(workdir: Path, *extra: str):
+    """``acp-conformance client`` against the bundled reference client (as tests/test_client_end_to_end.py)."""
+    from suite_run import SuiteRun
+    workdir.mkdir(parents=True, exist_ok=True)
+    cmd = [PY, "-m", "acp_conformance", "client", f"--acp-report-dir={workdir / 'reports'}",
+           f"--junitxml={workdir / 'junit.xml'}", "-q", "-p", "no:xdist", *extra]
+    proc = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=600)
+    f = workdir / "reports" / "report.json"
+    return SuiteRun(proc.returncode, proc.stdout + proc.stderr, json.loads(f.read_text()) if f.exists() else None,
+                    workdir / "reports", workdir / "junit.xml")
+
+
+# -- mutants through tap ---------------------------------------------------------------------------------------
+# the mutants whose broken rule the reference client's conversation reaches (initialize, session/new, a prompt,
+# session/close) and those of the reference client that break a rule in it
+AGENT_CASES = {"prompt-001": {"PROMPT-001": "fail"}, "prompt-002": {"PROMPT-002": "fail"},
+               "prompt-003": {"PROMPT-003": "fail"}, "prompt-005": {"PROMPT-005": "warn"},
+               "transport-003": {"TRANSPORT-003": "fail"}}
+CLIENT_CASES = ["empty-prompt", "relative-cwd", "prompt-before-initialize", "reply-to-notification",
+                "null-request-id", "reused-request-id", "not-utf8", "multi-line-json", "text-block-without-text"]
+
+
+@pytest.mark.parametrize("name", sorted(AGENT_CASES))
+def test_agent_mutant_is_caught_through_tap(name, tmp_path):
+    d = tmp_path / "r"
+    subprocess.run([*REFERENCE_CLIENT, "--", *TAP, "--report-dir", str(d), "--", *AGENT_MUTANTS, name],
+                   cwd=tmp_path, capture_output=True, timeout=120)
+    data = report(d)
+    assert bad(data) == {rule: (status, ["agent"]) for rule, status in AGENT_CASES[name].items()}
+    assert not data["verdict"]["conformant"] or all(s == "warn" for s in AGENT_CASES[name].values())
+
+
+@pytest.mark.parametrize("name", CLIENT_CASES)
+def test_client_mutant_is_caught_through_tap(name, tmp_path):
+    d = tmp_path / "r"
+    subprocess.run([PY, CLIENT_MUTANT_SCRIPT, name, "--", *TAP, "--report-dir", str(d), "--", *REFERENCE_AGENT],
+                   cwd=tmp_path, capture_output=True, timeout=120)
+    data = report(d)
+    intended = set(CLIENT_MUTANTS[name][0])
+    b = bad(data)
+    assert set(b) == intended, b
+    assert all(by == ["client"] and status == "fail" for status, by in b.values()), b
+    assert data["verdict"]["conformant"] is False
+
+
+def test_agent_dying_mid_turn_still_gets_its_report(tmp_path):
+    d = tmp_path / "r"
+    p = subprocess.run([*REFERENCE_CLIENT, "--", *TAP, "--report-dir", str(d), "--", *AGENT_MUTANTS, "exit-mid-turn"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert p.returncode != 0  # the client saw its agent die
+    data = report(d)
+    assert data["tap"]["agent_exit"] == {"returncode": 3, "signal": None}
+    events = [json.loads(x).get("event") for x in (d / "transcripts" / "tap.jsonl").read_text().splitlines()]
+    assert events[-2:] == ["eof", "exit"]
+    assert rules(data)["PROMPT-012"]["status"] == "not-exercised"  # the monitor does not judge a cut turn
+
+
+def test_sigterm_to_tap_reaches_the_agent_and_the_report_is_written(tmp_path):
+    d = tmp_path / "r"
+    proc = subprocess.Popen([*TAP, "--report-dir", str(d), "--", *REFERENCE_AGENT], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, cwd=tmp_path)
+    proc.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":2}}\n')
+    proc.stdin.flush()
+    assert b'"id":1' in proc.stdout.readline()  # the agent answered: the session is under way
+    proc.send_signal(signal.SIGTERM)
+    rc = proc.wait(60)
+    data = report(d)
+    exit_ = data["tap"]["agent_exit"]
+    # the agent's own answer to SIGTERM is passed on: its status, or its death by the signal (-15 for both)
+    assert rc == exit_["returncode"], (rc, exit_)
+    assert "SIGTERM" in data["tap"]["end"]
+
+
+# -- check -----------------------------------------------------------------------------------------------------
+def test_check_judges_a_tap_transcript_as_tap_did(tmp_path):
+    d = tmp_path / "r"
+    subprocess.run([PY, CLIENT_MUTANT_SCRIPT, "reply-to-notification", "--", *TAP, "--report-dir", str(d), "--",
+                    *AGENT_MUTANTS, "prompt-002"], cwd=tmp_path, capture_output=True, timeout=120)
+    live = report(d)
+    p = subprocess.run([*CHECK, "--report-dir", str(tmp_path / "c"), str(d / "transcripts" / "tap.jsonl")],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 1, p.stdout + p.stderr
+    again = report(tmp_path / "c")
+    assert bad(again) == bad(live) == {"PROMPT-002": ("fail", ["agent"]), "CLIENT-016": ("fail", ["client"]),
+                                       "ERR-011": ("fail", ["client"])}
+    assert {k: v["status"] for k, v in rules(again).items()} == {k: v["status"] for k, v in rules(live).items()}
+    assert "PROMPT-002" in p.stdout and "NOT CONFORMANT" in p.stdout
+
+
+def test_check_reads_a_scripted_client_run_transcript_from_the_client(tmp_path):
+    """A client run's transcript has the suite as the agent (sent = agent -> client): initialize tells."""
+    from acp_conformance.tap.check import read_sessions
+    f = tmp_path / "t.jsonl"
+    f.write_text('{"seq":0,"conn":0,"dir":"received","t":0.1,"raw":"{\\"jsonrpc\\":\\"2.0\\",\\"id\\":0,'
+                 '\\"method\\":\\"initialize\\",\\"params\\":{\\"protocolVersion\\":2}}"}\n'
+                 '{"seq":1,"conn":0,"dir":"sent","t":0.2,"raw":"{\\"jsonrpc\\":\\"2.0\\",\\"id\\":0,\\"result\\":{}}"}\n'
+                 '{"seq":2,"conn":0,"dir":"event","t":0.3,"event":"stdin-closed"}\n')
+    [rec] = read_sessions(f)
+    assert [k for k, _, _ in rec.items] == ["client->agent", "agent->client", "event"]
+    assert rec.items[2][2][0] == "eof"  # the suite (as agent) hung up: the agent closed its output
+
+
+def test_check_reads_a_plain_log(tmp_path):
+    log = tmp_path / "session.log"
+    log.write_bytes(b"# an editor's log\n"
+                    b'0.01 > {"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":2,'
+                    b'"info":{"name":"ed","version":"1"}}}\n'
+                    b'0.02 < {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":2,"info":{"name":"ag","version":"2"},'
+                    b'"capabilities":{}}}\n'
+                    b'> {"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/w"}}\n'
+                    b'< {"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}\n'
+                    b'> {"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s1",'
+                    b'"prompt":[{"type":"text","text":"hi"}]}}\n'
+                    b'< {"jsonrpc":"2.0","id":2,"result":{}}\n')
+    p = subprocess.run([*CHECK, "--report-dir", str(tmp_path / "c"), str(log)], capture_output=True, text=True,
+                       timeout=120)
+    data = report(tmp_path / "c")
+    assert p.returncode == 1 and bad(data)["PROMPT-001"] == ("fail", ["agent"]), p.stdout
+    assert data["sessions"][0]["client"]["info"]["name"] == "ed"
+    assert rules(data)["INIT-001"]["status"] == "pass"
+
+
+@pytest.mark.parametrize("content, words", [
+    (b'> {"jsonrpc":"2.0"}\nhello\n', "session.log:2: no direction marker"),
+    (b'{"seq":0,"dir":"sent","raw":"{}"}\nnot json\n', "session.log:2: not a JSON line"),
+    (b'{"seq":0,"dir":"sideways","raw":"{}"}\n', "session.log:1:"),
+    (b"", "the file is empty"),
+])
+def test_check_unreadable_file_is_exit_2_with_line_and_reason(tmp_path, content, words):
+    f = tmp_path / "session.log"
+    f.write_bytes(content)
+    p = subprocess.run([*CHECK, "--report-dir", str(tmp_path / "c"), str(f)], capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 2 and words in p.stderr and "Traceback" not in p.stderr, p.stderr
+    missing = subprocess.run([*CHECK, str(tmp_path / "nope.jsonl")], capture_output=True, text=True, timeout=60)
+    assert missing.returncode == 2 and "cannot read it" in missing.stderr
+
+
+# -- the verdict of observed traffic ---------------------------------------------------------------------------
+def test_observed_verdict_has_no_not_tested_penalty():
+    from acp_conformance.rules.findings import FAIL, NOT_TESTED, PASS, Finding
+    from acp_conformance.tap.report import compute_observed
+    v = compute_observed([Finding("PROMPT-001", PASS, "ok"), Finding("PROMPT-002", NOT_TESTED, "not reached")])
+    st = {r.rule.id: r.status for r in v.rules}
+    assert v.conformant and st["PROMPT-001"] == "pass" and st["PROMPT-002"] == "not-exercised"
+    assert "not-tested" not in {r.status for r in v.rules if r.checked}
+    assert "CONFORMANT on the observed traffic" in v.summary_line()
+    v = compute_observed([Finding("PROMPT-001", FAIL, "bad")])
+    assert not v.conformant and [r.rule.id for r in v.blocking_failures] == ["PROMPT-001"]
+
