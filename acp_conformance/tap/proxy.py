@@ -30,6 +30,7 @@ from pathlib import Path
 from .judge import DATA_TO_AGENT, DATA_TO_CLIENT, EVENT, FACTS, record
 
 CHUNK = 1 << 16
+SWITCH_INTERVAL = 0.0002
 DRAIN_AFTER_EXIT = 2.0  # seconds the agent's stdout may stay open after it exited (a grandchild holds it)
 
 
@@ -231,6 +232,8 @@ def run_tap(argv: list[str]) -> int:
             except OSError as e:
                 raise TapUsage(f"--live: cannot write {a.live!r} ({e.strerror or e})") from None
         sys.stdout = sys.stderr  # nothing of tap's own may reach the editor's stdout, not even a stray print
+        # a forwarding thread woken by its pipe waits for the interpreter lock at most this long (default 5 ms)
+        sys.setswitchinterval(SWITCH_INTERVAL)
         rc = Tap(cmd, a, report_dir.resolve()).run()
     except TapUsage as e:
         print(f"acp-conformance tap: {e}", file=sys.stderr)
