@@ -65,7 +65,7 @@ def page_data(report: dict[str, Any]) -> dict[str, Any]:
             "redacted": report.get("redacted", True), "waivers_file": report.get("waivers_file"),
             "rules": [{k: r.get(k) for k in ("id", "area", "level", "tier", "status", "checked", "blocking", "summary",
                                                "source", "reason", "expected", "evidence", "tests", "waiver",
-                                               "stale_waiver")} for r in report["rules"]],
+                                               "stale_waiver", "broken_by")} for r in report["rules"]],
             "transcripts": transcripts,
             "statuses": {s: {"label": STATUSES[s][0], "colour": STATUSES[s][1]} for s in ORDER}}
 
@@ -189,7 +189,8 @@ const rows = [];
       const tr = el('tr', {id: 'rule-' + r.id, class: 'rule' + (hasEv ? ' has-ev' : ''), 'data-status': r.status,
                            'data-level': r.level, 'data-area': r.area, 'data-checked': String(!!r.checked)},
         el('td', {class: 'mono', text: r.id}), el('td', {}, badge(r.status), r.stale_waiver ? ' stale waiver' : null),
-        el('td', {text: r.level}), el('td', {text: r.summary + (r.reason && !hasEv ? ' \u2014 ' + r.reason : '')}),
+        el('td', {text: r.level}), el('td', {text: r.summary + (r.reason && !hasEv ? ' \u2014 ' + r.reason : '')},
+          (r.broken_by || []).length ? el('b', {text: ' \u2014 broken by the ' + r.broken_by.join(' and the ')}) : null),
         el('td', {class: 'mono', text: r.source || ''}));
       tb.append(tr); rows.push([tr, r]);
       if (hasEv) {
