@@ -154,6 +154,20 @@ def test_reference_pair_through_tap_is_conformant_and_names_both_programs(refere
     assert {"INIT-001", "PROMPT-001", "CLIENT-001", "ERR-004"} <= passed
     junit = (d / "j.xml").read_text()
     assert 'failures="0"' in junit and "PROMPT-001" in junit
+    etree = pytest.importorskip("lxml.etree", reason="lxml (the [test] extra) validates JUnit against schema/junit.xsd")
+    xsd = etree.XMLSchema(etree.parse(str(ROOT / "schema" / "junit.xsd")))
+    assert xsd.validate(etree.parse(str(d / "j.xml"))), xsd.error_log
+
+
+def test_live_findings_go_to_a_file_and_junit_fails_the_broken_rule(tmp_path):
+    d, live = tmp_path / "r", tmp_path / "live.log"
+    subprocess.run([*REFERENCE_CLIENT, "--", *TAP, "--live", str(live), "--junitxml", str(tmp_path / "j.xml"),
+                    "--report-dir", str(d), "--", *AGENT_MUTANTS, "prompt-001"], cwd=tmp_path, capture_output=True,
+                   timeout=120)
+    text = live.read_text()
+    assert "FAIL PROMPT-001 (agent)" in text and "NOT CONFORMANT on the observed traffic" in text
+    junit = (tmp_path / "j.xml").read_text()
+    assert 'failures="1"' in junit and "PROMPT-001" in junit
 
 
 def test_exercised_rules_get_the_statuses_of_the_scripted_suite(reference_tap, tmp_path):

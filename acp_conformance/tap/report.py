@@ -122,7 +122,7 @@ def write_junit(path: Path, data: dict[str, Any]) -> Path:
     (not exercised), else passed; a warning stays a pass with its text in system-out."""
     blocking = set(data["verdict"].get("blocking") or [])
     suite = ET.Element("testsuite", name="acp-conformance observed session")
-    n = {"tests": 0, "failures": 0, "skipped": 0}
+    n = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for r in data["rules"]:
         if not r.get("checked"):
             continue
