@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -263,6 +264,43 @@ def test_sigterm_to_tap_reaches_the_agent_and_the_report_is_written(tmp_path):
     # the agent's own answer to SIGTERM is passed on: its status, or its death by the signal (-15 for both)
     assert rc == exit_["returncode"], (rc, exit_)
     assert "SIGTERM" in data["tap"]["end"]
+
+
+def _wait_for(predicate, timeout: float = 60.0) -> bool:
+    """Poll ``predicate`` until it holds (an event in another process: a file written, a process gone)."""
+    import time
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return predicate()
+
+
+def test_tap_killed_outright_takes_the_agent_with_it_and_the_report_is_still_written(tmp_path):
+    d = tmp_path / "r"
+    proc = subprocess.Popen([*TAP, "--report-dir", str(d), "--", *REFERENCE_AGENT], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, cwd=tmp_path)
+    proc.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":2}}\n')
+    proc.stdin.flush()
+    assert b'"id":1' in proc.stdout.readline()
+    proc.kill()
+    proc.wait(60)
+    assert _wait_for(lambda: (d / "report.json").is_file())  # the judge saw its input end
+    data = report(d)
+    start = json.loads((d / "transcripts" / "tap.jsonl").read_text().splitlines()[0])
+    pid = start["detail"]["pid"]
+
+    def gone() -> bool:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        return Path(f"/proc/{pid}/stat").is_file() and Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
+    assert _wait_for(gone), "the agent outlived a tap killed with SIGKILL"
+    # what the feeder thread had not yet handed over when the kill came is lost (the copies are queued, so that
+    # the forwarding never waits on the judge): the start at least is there, and the report says how it ended
+    assert data["tap"]["end"].startswith("the proxy")
 
 
 # -- check -----------------------------------------------------------------------------------------------------

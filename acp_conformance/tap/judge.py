@@ -49,10 +49,16 @@ def judge(fh: BinaryIO, config: dict[str, Any]) -> int:
     schema = cached_schema(config.get("schema"))
     live_out = _live_sink(config.get("live"))
 
+    from ..rules.catalog import load_catalog
+    from ..rules.verdicts import _level_status
+    catalog = load_catalog()
+
     def live(side: str, f) -> None:
         if live_out is not None:
-            who = "agent" if side == "agent" else "client"
-            line = f"acp-conformance tap: {f.status.upper()} {f.rule} ({who}): {' '.join(f.message.split())[:300]}"
+            status = _level_status(catalog[f.rule], f.status) if f.rule in catalog else f.status
+            if status not in ("fail", "warn", "flaky"):
+                return  # a failed MAY rule is only a note
+            line = f"acp-conformance tap: {status.upper()} {f.rule} ({side}): {' '.join(f.message.split())[:300]}"
             try:
                 live_out.write(line + "\n")
                 live_out.flush()

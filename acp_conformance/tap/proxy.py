@@ -74,6 +74,17 @@ def default_report_dir() -> Path:
     return Path("reports") / "tap" / f"{stamp}-{os.getpid()}"
 
 
+def _die_with_parent() -> None:
+    """In the agent's process, before it runs (Linux): an editor that kills tap outright (SIGKILL, which tap
+    cannot pass on) kills the agent with it, as it would have without tap. Started before any thread is."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+
+
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
@@ -135,7 +146,9 @@ class Tap:
             if broken:
                 continue  # the judge died: its sentence is on stderr; the forwarding goes on regardless
             try:
-                out.write(item)
+                view = memoryview(item)
+                while view:  # a raw pipe may take part of a write
+                    view = view[out.write(view):]
             except OSError:
                 broken = True
         self._close(out)
@@ -164,9 +177,11 @@ class Tap:
                   "quiet": self.a.quiet}
         # its own session: a Ctrl-C or a signal to the editor's process group must not cost the report
         self.judge = subprocess.Popen([sys.executable, "-m", "acp_conformance.tap.judge", json.dumps(config)],
-                                      stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, start_new_session=True)
+                                      stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, start_new_session=True,
+                                      bufsize=0)  # unbuffered: the judge sees each copy now, not at the end
         try:
-            self.agent = subprocess.Popen(self.cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+            self.agent = subprocess.Popen(self.cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0,
+                                          preexec_fn=_die_with_parent)
         except OSError as e:
             self._close(self.judge.stdin)
             self.judge.wait()
