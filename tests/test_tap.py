@@ -246,7 +246,7 @@ def test_agent_dying_mid_turn_still_gets_its_report(tmp_path):
     data = report(d)
     assert data["tap"]["agent_exit"] == {"returncode": 3, "signal": None}
     events = [json.loads(x).get("event") for x in (d / "transcripts" / "tap.jsonl").read_text().splitlines()]
-    assert events[-2:] == ["eof", "exit"]
+    assert "eof" in events and events[-1] == "exit"  # the client may close its side before or after the eof
     assert rules(data)["PROMPT-012"]["status"] == "not-exercised"  # the monitor does not judge a cut turn
 
 
