@@ -53,6 +53,9 @@ def parser() -> argparse.ArgumentParser:
 
 
 def parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
+    if any(a in ("-h", "--help") for a in argv[:argv.index("--") if "--" in argv else len(argv)]):
+        parser().print_help()
+        raise SystemExit(0)
     if "--" not in argv:
         raise TapUsage("give the agent's command after --, e.g. acp-conformance tap -- my-agent --acp")
     i = argv.index("--")
@@ -62,7 +65,7 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     try:
         a = parser().parse_args(opts)
     except SystemExit as e:
-        raise TapUsage("see the usage above") if e.code else e
+        raise TapUsage("") if e.code else e  # argparse has said what is wrong
     if len(cmd) == 1 and " " in cmd[0]:  # one word holding a whole command line, as some editors pass it
         import shlex
         cmd = shlex.split(cmd[0])
@@ -251,6 +254,9 @@ def run_tap(argv: list[str]) -> int:
         sys.setswitchinterval(SWITCH_INTERVAL)
         rc = Tap(cmd, a, report_dir.resolve()).run()
     except TapUsage as e:
-        print(f"acp-conformance tap: {e}", file=sys.stderr)
+        if str(e):
+            print(f"acp-conformance tap: {e}", file=sys.stderr)
         return 2
+    except SystemExit as e:  # --help
+        return 0 if not e.code else 2
     return exit_like(rc)
