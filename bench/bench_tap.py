@@ -1,6 +1,6 @@
 """What ``acp-conformance tap`` adds to a session, measured against a direct pipe in the same run.
 
-    python bench/bench_tap.py [--rate 1000] [--seconds 5] [--rounds 4] [--frames 100000]
+    python bench/bench_tap.py [--rate 1000] [--seconds 2] [--rounds 10] [--frames 100000]
 
 1. Latency. A stand-in editor sends a JSON-RPC notification every 1/rate s to an echo agent, which writes
    each line straight back; the editor times each round trip. Direct and through-tap blocks alternate
@@ -117,8 +117,8 @@ def memory(frames: int) -> None:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--rate", type=float, default=1000.0)
-    p.add_argument("--seconds", type=float, default=5.0)
-    p.add_argument("--rounds", type=int, default=4)
+    p.add_argument("--seconds", type=float, default=2.0)
+    p.add_argument("--rounds", type=int, default=10)
     p.add_argument("--frames", type=int, default=100_000)
     p.add_argument("--skip-memory", action="store_true")
     a = p.parse_args()
