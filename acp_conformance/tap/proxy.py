@@ -178,17 +178,15 @@ class Tap:
                   "redact": not self.a.no_redact, "argv": self.cmd, "schema": self.a.acp_schema,
                   "junitxml": str(Path(self.a.junitxml).resolve()) if self.a.junitxml else None,
                   "quiet": self.a.quiet}
+        try:
+            self.agent = subprocess.Popen(self.cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0,
+                                          preexec_fn=_die_with_parent)
+        except OSError as e:  # before the judge starts: no empty report of a session that never was
+            raise TapUsage(f"cannot start the agent {self.cmd[0]!r} ({e.strerror or e})") from None
         # its own session: a Ctrl-C or a signal to the editor's process group must not cost the report
         self.judge = subprocess.Popen([sys.executable, "-m", "acp_conformance.tap.judge", json.dumps(config)],
                                       stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, start_new_session=True,
                                       bufsize=0)  # unbuffered: the judge sees each copy now, not at the end
-        try:
-            self.agent = subprocess.Popen(self.cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0,
-                                          preexec_fn=_die_with_parent)
-        except OSError as e:
-            self._close(self.judge.stdin)
-            self.judge.wait()
-            raise TapUsage(f"cannot start the agent {self.cmd[0]!r} ({e.strerror or e})") from None
         self.tee_event("start", argv=self.cmd, pid=self.agent.pid)
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, self._on_signal)
