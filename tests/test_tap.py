@@ -191,6 +191,17 @@ def test_exercised_rules_get_the_statuses_of_the_scripted_suite(reference_tap, t
     for rule, r in exercised.items():  # a both-side rule may be exercised on one side only, in either run
         assert scripted[rule] - {"not-tested", "skip"} == {r["status"]}, (rule, r["status"], scripted[rule])
     assert len(exercised) >= 40
+    # and check, over the scripted agent run's own transcripts, gives its agent rules the same statuses (the
+    # suite's deliberate protocol violations there are the client side's, judged apart)
+    transcripts = sorted(str(p) for p in (agent_run.report_dir / "transcripts").glob("*.jsonl"))
+    p = subprocess.run([*CHECK, "--report-dir", str(tmp_path / "chk"), *transcripts], capture_output=True, text=True,
+                       timeout=300)
+    assert p.returncode in (0, 1), p.stderr
+    checked = rules(report(tmp_path / "chk"))
+    for r in agent_run.report["rules"]:
+        if r["checked"] and r["side"] == "agent":
+            want = "not-exercised" if r["status"] in ("not-tested", "skip") else r["status"]
+            assert checked[r["id"]]["status"] == want, (r["id"], r["status"], checked[r["id"]]["status"])
 
 
 def run_client_suite(workdir: Path, *extra: str):
@@ -328,7 +339,7 @@ def test_check_reads_a_scripted_client_run_transcript_from_the_client(tmp_path):
                  '{"seq":1,"conn":0,"dir":"sent","t":0.2,"raw":"{\\"jsonrpc\\":\\"2.0\\",\\"id\\":0,\\"result\\":{}}"}\n'
                  '{"seq":2,"conn":0,"dir":"event","t":0.3,"event":"stdin-closed"}\n')
     [rec] = read_sessions(f)
-    assert [k for k, _, _ in rec.items] == ["client->agent", "agent->client", "event"]
+    assert [k for k, _, _, _ in rec.items] == ["client->agent", "agent->client", "event"]
     assert rec.items[2][2][0] == "eof"  # the suite (as agent) hung up: the agent closed its output
 
 

@@ -3,10 +3,11 @@
 Two shapes are read (told apart by the first line that is not blank):
 
 * our own transcripts (``transcripts/*.jsonl`` of any report, tap's included): one JSON object per line
-  with ``seq``, ``dir`` (``sent``, ``received``, ``event``), ``t``, and ``raw`` or ``event``/``detail``.
-  Which direction is the client's is read from who sent ``initialize`` (a client run's transcript has
-  the suite playing the agent); without an initialize, ``sent`` is the client's. A frame the transcript
-  cut short (``... (N bytes)``) is left out and said so. Each connection (``conn``) is one session.
+  with ``seq``, ``conn``, ``dir`` (``sent``, ``received``, ``event``), ``t``, and ``raw`` or
+  ``event``/``detail``. Which direction is the client's is read from who sent ``initialize`` (a client
+  run's transcript has the suite playing the agent); without an initialize, ``sent`` is the client's. A
+  frame the transcript cut short (``... (N bytes)``) is left out and said so. A file is one session, its
+  connections (a target restarted within a test) kept apart as the monitors keep them.
 * a plain log, one frame per line: a direction marker, one space, the frame's bytes exactly::
 
       > {"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":2}}
@@ -41,11 +42,12 @@ class Unreadable(Exception):
 
 @dataclass
 class Recorded:
-    """One session read from a file: its frames in order, as (kind, t, payload) with kind a direction or 'event'."""
+    """One session read from a file: its frames in order, as (kind, t, payload, conn) with kind a direction or
+    'event' (conn: the target process of a scripted run, restarted within a test)."""
 
     name: str
     source: str
-    items: list[tuple[str, float | None, Any]] = field(default_factory=list)
+    items: list[tuple[str, float | None, Any, int]] = field(default_factory=list)
     cut: int = 0  # frames left out because the transcript had cut them
 
 
@@ -73,7 +75,7 @@ def _read_plain(path: Path, lines: list[bytes]) -> Recorded:
             raise Unreadable(f"{path}:{n}: no direction marker: a line starts with '> ' (client to agent) or "
                              "'< ' (agent to client), optionally after a time in seconds")
         t = float(m.group(1)) if m.group(1) else None
-        rec.items.append((TO_AGENT if m.group(2) == b">" else TO_CLIENT, t, line[m.end():]))
+        rec.items.append((TO_AGENT if m.group(2) == b">" else TO_CLIENT, t, line[m.end():], 0))
     return rec
 
 
@@ -103,13 +105,11 @@ def _read_jsonl(path: Path, lines: list[bytes]) -> list[Recorded]:
     init = next((d["dir"] for _, d in rows if d["dir"] != "event" and '"initialize"' in d["raw"]
                  and _is_initialize(d["raw"])), "sent")
     client_dir = init
-    by_conn: dict[Any, Recorded] = {}
+    rec = Recorded(path.stem, str(path))
     for n, d in rows:
         conn = d.get("conn", 0)
-        rec = by_conn.get(conn)
-        if rec is None:
-            name = path.stem if conn in (0, None) else f"{path.stem} conn {conn}"
-            rec = by_conn[conn] = Recorded(name, str(path))
+        if not isinstance(conn, int) or isinstance(conn, bool) or conn < 0:
+            raise Unreadable(f"{path}:{n}: \"conn\" is a connection number (an integer from 0)")
         if d["dir"] == "event":
             ev = d["event"]
             if client_dir == "received":
@@ -117,9 +117,9 @@ def _read_jsonl(path: Path, lines: list[bytes]) -> list[Recorded]:
             elif ev not in ("start", "stdin-closed", "eof", "exit", "note"):
                 ev = None
             if ev is None:  # the suite's own waiting (timeout) and a client's exit are not the agent's events
-                rec.items.append(("event", d.get("t"), ("note", {"text": f"{d['event']} (line {n})"})))
+                rec.items.append(("event", d.get("t"), ("note", {"text": f"{d['event']} (line {n})"}), conn))
             else:
-                rec.items.append(("event", d.get("t"), (ev, d.get("detail") or {})))
+                rec.items.append(("event", d.get("t"), (ev, d.get("detail") or {}), conn))
             continue
         raw = d["raw"]
         if _CUT.search(raw):
@@ -128,8 +128,8 @@ def _read_jsonl(path: Path, lines: list[bytes]) -> list[Recorded]:
             except ValueError:
                 rec.cut += 1
                 continue
-        rec.items.append((TO_AGENT if d["dir"] == client_dir else TO_CLIENT, d.get("t"), raw.encode("utf-8")))
-    return list(by_conn.values())
+        rec.items.append((TO_AGENT if d["dir"] == client_dir else TO_CLIENT, d.get("t"), raw.encode("utf-8"), conn))
+    return [rec]
 
 
 def _is_initialize(raw: str) -> bool:
@@ -140,14 +140,14 @@ def _is_initialize(raw: str) -> bool:
     return isinstance(m, dict) and m.get("method") == "initialize" and "id" in m
 
 
-def judge_recorded(rec: Recorded, validator, conn: int) -> ObservedSession:
-    s = ObservedSession(validator, name=rec.name, conn=conn)
-    for kind, t, payload in rec.items:
+def judge_recorded(rec: Recorded, validator) -> ObservedSession:
+    s = ObservedSession(validator, name=rec.name)
+    for kind, t, payload, c in rec.items:
         if kind == "event":
             name, detail = payload
-            s.event(name, t, **(detail if isinstance(detail, dict) else {}))
+            s.event(name, t, conn=c, detail=detail if isinstance(detail, dict) else None)
         else:
-            s.line(kind, payload, t)
+            s.line(kind, payload, t, conn=c)
     return s
 
 
@@ -186,8 +186,8 @@ def run_check(argv: list[str]) -> int:
         return 2
     validator = Validator(schema)
     sessions = []
-    for i, rec in enumerate(recorded):
-        s = judge_recorded(rec, validator, i)
+    for rec in recorded:
+        s = judge_recorded(rec, validator)
         if rec.cut:
             print(f"acp-conformance check: {rec.source}: {rec.cut} frame(s) cut short in the transcript were left out",
                   file=sys.stderr)

@@ -86,7 +86,7 @@ def judge(fh: BinaryIO, config: dict[str, Any]) -> int:
             session.data(TO_CLIENT, payload, rel)
         elif kind == EVENT:
             ev = json.loads(payload)
-            session.event(ev["name"], rel, **(ev.get("detail") or {}))
+            session.event(ev["name"], rel, detail=ev.get("detail"))
         elif kind == FACTS:
             facts.update(json.loads(payload))
     if facts.get("end"):

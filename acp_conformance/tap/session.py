@@ -91,18 +91,21 @@ class ObservedSession:
             self.line(direction, line, t)
             start = nl + 1
 
-    def line(self, direction: str, raw: bytes, t: float | None = None, unterminated: bool = False) -> Frame:
-        """One framed line (without its newline)."""
+    def line(self, direction: str, raw: bytes, t: float | None = None, unterminated: bool = False,
+             conn: int | None = None) -> Frame:
+        """One framed line (without its newline); ``conn``: the connection (a recorded session's restarts)."""
         if raw.endswith(b"\r"):
             raw = raw[:-1]  # CRLF framing is tolerated on read, as the suite's transport does
         msg, problem = parse_line(raw)
-        frame = Frame(len(self.frames), self.conn, SENT if direction == TO_AGENT else RECEIVED, self.now(t),
+        frame = Frame(len(self.frames), self.conn if conn is None else conn,
+                      SENT if direction == TO_AGENT else RECEIVED, self.now(t),
                       raw, msg, problem, None, {"unterminated": True} if unterminated and problem is None else None)
         self._identify(frame)
         self._feed(frame, _swapped(frame))
         return frame
 
-    def event(self, name: str, t: float | None = None, **detail: Any) -> None:
+    def event(self, name: str, t: float | None = None, conn: int | None = None,
+              detail: dict[str, Any] | None = None) -> None:
         """``start`` (argv, pid), ``stdin-closed`` (the client closed the agent's stdin), ``eof`` (the agent
         closed its stdout), ``exit`` (the agent's returncode and signal), ``note`` (text)."""
         if name in (EV_STDIN_CLOSED, EV_EOF):  # what is left of a line without its newline is a frame too
@@ -111,11 +114,11 @@ class ObservedSession:
             if rest:
                 line = bytes(rest)
                 rest.clear()
-                self.line(d, line, t, unterminated=True)
-        frame = Frame(len(self.frames), self.conn, EVENT, self.now(t), event=name, detail=detail or None)
+                self.line(d, line, t, unterminated=True, conn=conn)
+        c = self.conn if conn is None else conn
+        frame = Frame(len(self.frames), c, EVENT, self.now(t), event=name, detail=detail or None)
         mirrored = _CLIENT_VIEW_EVENT.get(name)  # the agent's exit is not the client's: its monitors skip it
-        other = None if mirrored is None else Frame(frame.seq, self.conn, EVENT, frame.t, event=mirrored,
-                                                    detail=frame.detail)
+        other = None if mirrored is None else Frame(frame.seq, c, EVENT, frame.t, event=mirrored, detail=frame.detail)
         self._feed(frame, other)
 
     def _feed(self, frame: Frame, client_view: Frame | None) -> None:
