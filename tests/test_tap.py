@@ -421,3 +421,18 @@ def test_sdk_pair_through_tap(client, agent, tmp_path):
     assert sum(1 for r in data["rules"] if r["status"] == "pass") >= 40
     names = data["target"]["info"]
     assert names["client"]["name"].startswith("interop-") and names["agent"]["name"].startswith("interop-")
+
+
+def test_check_masks_secrets_in_every_report_file(tmp_path):
+    log = tmp_path / "s.log"
+    secret = "sk-live-0123456789abcdef"
+    log.write_text('> {"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":2,'
+                   '"info":{"name":"ed","version":"1","_meta":{"apiKey":"' + secret + '"}}}}\n'
+                   '< {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":2,"capabilities":{},"info":{"name":"ag",'
+                   '"version":"1","_meta":{"token":"' + secret + '"}}}}\n')
+    p = subprocess.run([*CHECK, "--report-dir", str(tmp_path / "c"), str(log)], capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode in (0, 1), p.stderr
+    for f in (tmp_path / "c").rglob("*"):
+        if f.is_file():
+            assert secret not in f.read_text(errors="replace"), f

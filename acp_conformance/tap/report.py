@@ -71,15 +71,17 @@ def write_observed_reports(report_dir: Path, sessions: list[SessionRecord], sche
     from ..report.badge import write_badge
     from ..report.html import write_html_report
     from ..report.json_report import build_json_report
-    from ..report.redact import redact_outcome, transcript_jsonl
+    from ..report.redact import _mask_fields, redact_data, redact_outcome, transcript_jsonl
     report_dir.mkdir(parents=True, exist_ok=True)
     tdir = report_dir / "transcripts"
     tdir.mkdir(exist_ok=True)
     transcripts: dict[str, str] = {}
     findings: list[Finding] = []
     for s in sessions:
-        if redact:
-            redact_outcome(s.findings, None, s.frames)
+        if redact:  # the findings' sentences and the two programs' initialize facts, masked like the frames
+            secrets = redact_outcome(s.findings, None, s.frames)
+            s.client, s.agent = (redact_data(_mask_fields(x), secrets) if x is not None else None
+                                 for x in (s.client, s.agent))
         path = tdir / f"{_file_name(s.name)}.jsonl"
         path.write_text(transcript_jsonl(s.frames, redact=redact), encoding="utf-8")
         for side in ("agent", "client"):
