@@ -436,3 +436,13 @@ def test_check_masks_secrets_in_every_report_file(tmp_path):
     for f in (tmp_path / "c").rglob("*"):
         if f.is_file():
             assert secret not in f.read_text(errors="replace"), f
+
+
+def test_live_lines_and_reports_carry_no_secret(tmp_path):
+    secret = "sk-live-secret-value-1234"
+    (tmp_path / "out").write_bytes(b'{"jsonrpc":"1.0","params":{"token":"' + secret.encode() + b'"}}\n')
+    p = subprocess.run([*TAP[:-1], "--live", "--report-dir", str(tmp_path / "r"), "--", *BYTE_AGENT,
+                        str(tmp_path / "out"), str(tmp_path / "in"), "0"], input=b"", capture_output=True, timeout=60)
+    assert b"FAIL TRANSPORT-003 (agent)" in p.stderr and secret.encode() not in p.stderr
+    assert p.stdout == b'{"jsonrpc":"1.0","params":{"token":"' + secret.encode() + b'"}}\n'  # forwarded as it was
+    assert not [f for f in (tmp_path / "r").rglob("*") if f.is_file() and secret in f.read_text(errors="replace")]

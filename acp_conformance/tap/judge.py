@@ -51,7 +51,9 @@ def judge(fh: BinaryIO, config: dict[str, Any]) -> int:
 
     from ..rules.catalog import load_catalog
     from ..rules.verdicts import _level_status
+    from ..report.redact import redact_sentence, secret_values
     catalog = load_catalog()
+    seen: dict[str, Any] = {"secrets": set(), "scanned": 0}  # the secrets of the frames scanned so far
 
     def live(side: str, f) -> None:
         if live_out is not None:
@@ -59,6 +61,10 @@ def judge(fh: BinaryIO, config: dict[str, Any]) -> int:
             if status not in ("fail", "warn", "flaky"):
                 return  # a failed MAY rule is only a note
             line = f"acp-conformance tap: {status.upper()} {f.rule} ({side}): {' '.join(f.message.split())[:300]}"
+            if config.get("redact", True):  # editors keep their agents' stderr in logs: no secret goes there
+                seen["secrets"] |= secret_values(session.frames[seen["scanned"]:])
+                seen["scanned"] = len(session.frames)
+                line = redact_sentence(line, seen["secrets"])
             try:
                 live_out.write(line + "\n")
                 live_out.flush()
