@@ -368,6 +368,7 @@ def test_check_reads_a_plain_log(tmp_path):
     (b'{"seq":0,"dir":"sent","raw":"{}"}\nnot json\n', "session.log:2: not a JSON line"),
     (b'{"seq":0,"dir":"sideways","raw":"{}"}\n', "session.log:1:"),
     (b"", "the file is empty"),
+    (b'2.5 > {"jsonrpc":"2.0"}\n1.0 < {"jsonrpc":"2.0"}\n', "session.log:2: the time 1.0 s goes back"),
 ])
 def test_check_unreadable_file_is_exit_2_with_line_and_reason(tmp_path, content, words):
     f = tmp_path / "session.log"

@@ -67,6 +67,7 @@ def read_sessions(path: Path) -> list[Recorded]:
 
 def _read_plain(path: Path, lines: list[bytes]) -> Recorded:
     rec = Recorded(path.name, str(path))
+    t = 0.0  # a line without a time happened when the last timed line did (the monitors compare times)
     for n, line in enumerate(lines, 1):
         if not line.strip() or line.startswith(b"#"):
             continue
@@ -74,7 +75,10 @@ def _read_plain(path: Path, lines: list[bytes]) -> Recorded:
         if m is None:
             raise Unreadable(f"{path}:{n}: no direction marker: a line starts with '> ' (client to agent) or "
                              "'< ' (agent to client), optionally after a time in seconds")
-        t = float(m.group(1)) if m.group(1) else None
+        if m.group(1):
+            if float(m.group(1)) < t:
+                raise Unreadable(f"{path}:{n}: the time {m.group(1).decode()} s goes back before {t:g} s")
+            t = float(m.group(1))
         rec.items.append((TO_AGENT if m.group(2) == b">" else TO_CLIENT, t, line[m.end():], 0))
     return rec
 
