@@ -14,7 +14,8 @@ Two shapes are read (told apart by the first line that is not blank):
       < {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":2}}
 
   ``>`` is client to agent, ``<`` agent to client; a number of seconds may come first
-  (``0.125 > {...}``); blank lines and lines starting with ``#`` are skipped.
+  (``0.125 > {...}``: times never go back, a line without one happened with the last); blank lines and
+  lines starting with ``#`` are skipped.
 
 Anything else is an unreadable file: exit status 2, with the line number and the reason.
 """
