@@ -31,7 +31,8 @@ from .judge import DATA_TO_AGENT, DATA_TO_CLIENT, EVENT, FACTS, record
 
 CHUNK = 1 << 16
 SWITCH_INTERVAL = 0.0002
-DRAIN_AFTER_EXIT = 2.0  # seconds the agent's stdout may stay open after it exited (a grandchild holds it)
+DRAIN_AFTER_EXIT = 2.0
+SLOW_JUDGE = 2.0  # seconds after the agent's exit before tap says it is waiting for the report  # seconds the agent's stdout may stay open after it exited (a grandchild holds it)
 
 
 class TapUsage(Exception):
@@ -218,6 +219,14 @@ class Tap:
                                     "end": end,
                                     "proxy_peak_rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}).encode())
         self.copies.put(None)
+        deadline = time.monotonic() + SLOW_JUDGE
+        feeder.join(SLOW_JUDGE)
+        try:
+            self.judge.wait(0 if feeder.is_alive() else max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:  # a burst is judged after it was forwarded: say why tap is still here
+            if not self.a.quiet:
+                print(f"acp-conformance tap: the agent has exited (status {rc}); the judge is finishing the report "
+                      f"in {self.report_dir}", file=sys.stderr, flush=True)
         feeder.join()
         self.judge.wait()
         return rc
