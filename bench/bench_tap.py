@@ -4,7 +4,8 @@
 
 1. Latency. A stand-in editor sends a JSON-RPC notification every 1/rate s to an echo agent, which writes
    each line straight back; the editor times each round trip. Direct and through-tap blocks alternate
-   (``--rounds`` of each, ``--seconds`` long) so that both see the same load on a shared machine. A round
+   (``--rounds`` of each, ``--seconds`` long), or with ``--side-by-side`` run at the same time from two
+   processes, so that both meet the same load spikes of a shared machine. A round
    trip through tap crosses it twice, so the added latency per frame is half the added round trip; both
    are printed, at the median and the 99th percentile, with the ratio tap/direct.
 2. Memory. One session of ``--frames`` frames (half each way, ~250 bytes each, as fast as the pipes go)
@@ -73,14 +74,26 @@ def pct(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, int(q * len(xs)))]
 
 
-def latency(rate: float, seconds: float, rounds: int) -> None:
+def latency(rate: float, seconds: float, rounds: int, side_by_side: bool) -> None:
+    """Alternating rounds (a load spike of a shared machine lands in one of them and decides its p99), or with
+    ``side_by_side`` both sessions at once, each driven by a process of its own, so both meet the same spikes."""
     direct, tapped = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(rounds):
-            direct += round_trips(ECHO, rate, seconds, tmp)
-            tapped += round_trips([*TAP, "--report-dir", f"{tmp}/r{r}", "--", *ECHO], rate, seconds, tmp)
+            tap_argv = [*TAP, "--report-dir", f"{tmp}/r{r}", "--", *ECHO]
+            if not side_by_side:
+                direct += round_trips(ECHO, rate, seconds, tmp)
+                tapped += round_trips(tap_argv, rate, seconds, tmp)
+                continue
+            workers = {k: subprocess.Popen([sys.executable, __file__, "--worker", json.dumps(argv), "--rate", str(rate),
+                                            "--seconds", str(seconds)], stdout=subprocess.PIPE, cwd=tmp)
+                       for k, argv in (("direct", ECHO), ("tap", tap_argv))}
+            out = {k: json.loads(w.communicate()[0]) for k, w in workers.items()}
+            direct += out["direct"]
+            tapped += out["tap"]
+    how = "side by side, each driven by its own process" if side_by_side else "alternating"
     print(f"latency at {rate:g} frames/s, {len(direct)} frames direct and {len(tapped)} through tap "
-          f"({rounds} alternating rounds of {seconds:g} s):")
+          f"({rounds} rounds of {seconds:g} s, {how}):")
     for name, q in (("median", 0.5), ("p99", 0.99)):
         d, t = pct(direct, q) * 1e3, pct(tapped, q) * 1e3
         print(f"  {name:6}: round trip direct {d:.3f} ms, through tap {t:.3f} ms (ratio {t / d:.2f}); "
@@ -121,8 +134,15 @@ def main() -> int:
     p.add_argument("--rounds", type=int, default=10)
     p.add_argument("--frames", type=int, default=100_000)
     p.add_argument("--skip-memory", action="store_true")
+    p.add_argument("--side-by-side", action="store_true",
+                   help="run the direct and the tapped session at the same time (each from its own process)")
+    p.add_argument("--worker", metavar="ARGV_JSON", help=argparse.SUPPRESS)  # one session; prints its round trips
     a = p.parse_args()
-    latency(a.rate, a.seconds, a.rounds)
+    if a.worker:
+        with tempfile.TemporaryDirectory() as tmp:
+            print(json.dumps(round_trips(json.loads(a.worker), a.rate, a.seconds, tmp)))
+        return 0
+    latency(a.rate, a.seconds, a.rounds, a.side_by_side)
     if not a.skip_memory:
         memory(a.frames)
     return 0
