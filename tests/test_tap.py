@@ -447,3 +447,17 @@ def test_live_lines_and_reports_carry_no_secret(tmp_path):
     assert b"FAIL TRANSPORT-003 (agent)" in p.stderr and secret.encode() not in p.stderr
     assert p.stdout == b'{"jsonrpc":"1.0","params":{"token":"' + secret.encode() + b'"}}\n'  # forwarded as it was
     assert not [f for f in (tmp_path / "r").rglob("*") if f.is_file() and secret in f.read_text(errors="replace")]
+
+
+def test_an_agent_that_will_not_exit_is_stopped_and_reported(tmp_path):
+    """The editor closed the agent's stdin; the agent ignores it and SIGTERM: tap stops it (SIGTERM after
+    --exit-grace, SIGKILL 5 s later), writes the report and dies of the agent's signal."""
+    d = tmp_path / "r"
+    p = subprocess.run([*TAP, "--exit-grace", "0.5", "--report-dir", str(d), "--", PY,
+                        str(ROOT / "tests" / "tap_helpers" / "stubborn_agent.py")], input=b"", capture_output=True,
+                       timeout=60)
+    assert p.returncode == -signal.SIGKILL and p.stdout == b""
+    data = report(d)
+    assert data["tap"]["agent_exit"]["signal"] == "SIGKILL"
+    notes = [json.loads(x) for x in (d / "transcripts" / "tap.jsonl").read_text().splitlines() if '"note"' in x]
+    assert [n["detail"]["text"].split(": ")[-1] for n in notes] == ["SIGTERM from the tap", "SIGKILL from the tap"]

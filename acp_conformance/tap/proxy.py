@@ -30,9 +30,11 @@ from pathlib import Path
 from .judge import DATA_TO_AGENT, DATA_TO_CLIENT, EVENT, FACTS, record
 
 CHUNK = 1 << 16
-SWITCH_INTERVAL = 0.0002
-DRAIN_AFTER_EXIT = 2.0
-SLOW_JUDGE = 2.0  # seconds after the agent's exit before tap says it is waiting for the report  # seconds the agent's stdout may stay open after it exited (a grandchild holds it)
+SWITCH_INTERVAL = 0.0002  # seconds a forwarding thread woken by its pipe may wait for the interpreter lock
+DRAIN_AFTER_EXIT = 2.0  # seconds the agent's stdout may stay open after it exited (a grandchild holds it)
+SLOW_JUDGE = 2.0  # seconds after the agent's exit before tap says it is waiting for the report
+EXIT_GRACE = 10.0  # seconds an agent may take to exit once its stdin is closed (the rule allows 5), then SIGTERM
+KILL_GRACE = 5.0  # then SIGKILL
 
 
 class TapUsage(Exception):
@@ -50,6 +52,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--no-redact", action="store_true", help="keep secrets (tokens, keys) in the reports")
     p.add_argument("--acp-schema", metavar="PATH", default=None, help="another ACP v2 JSON Schema")
     p.add_argument("--quiet", action="store_true", help="no verdict line on stderr when the session ends")
+    p.add_argument("--exit-grace", metavar="S", type=float, default=EXIT_GRACE,
+                   help=f"seconds the agent may take to exit once the editor closed its stdin, before SIGTERM "
+                        f"(then {KILL_GRACE:g} s more before SIGKILL; default {EXIT_GRACE:g})")
     return p
 
 
@@ -67,6 +72,8 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
         a = parser().parse_args(opts)
     except SystemExit as e:
         raise TapUsage("") if e.code else e  # argparse has said what is wrong
+    if not a.exit_grace > 0:
+        raise TapUsage(f"--exit-grace must be a positive number of seconds (got {a.exit_grace!r})")
     if len(cmd) == 1 and " " in cmd[0]:  # one word holding a whole command line, as some editors pass it
         import shlex
         cmd = shlex.split(cmd[0])
@@ -132,6 +139,22 @@ class Tap:
     def _to_agent_eof(self) -> None:
         self.tee_event("stdin-closed")
         self._close(self.agent.stdin)
+        threading.Thread(target=self._reap, name="tap-reaper", daemon=True).start()
+
+    def _reap(self) -> None:
+        """The editor closed the agent's stdin (or went away): an agent that does not exit is stopped as the
+        suite stops its targets (SIGTERM, then SIGKILL), so that tap, and the report, do not wait forever."""
+        for sig, grace in ((signal.SIGTERM, self.a.exit_grace), (signal.SIGKILL, KILL_GRACE)):
+            try:
+                self.agent.wait(grace)
+                return
+            except subprocess.TimeoutExpired:
+                self.tee_event("note", text=f"the agent had not exited {grace:g} s after its stdin closed: "
+                                            f"{sig.name} from the tap")
+                try:
+                    self.agent.send_signal(sig)
+                except OSError:
+                    return
 
     def _to_client_eof(self) -> None:
         self.tee_event("eof")
@@ -236,7 +259,10 @@ def exit_like(rc: int) -> int:
     """Exit as the agent did: its status, or its death by the same signal."""
     if rc < 0:
         sig = -rc
-        signal.signal(sig, signal.SIG_DFL)
+        try:
+            signal.signal(sig, signal.SIG_DFL)
+        except (OSError, ValueError):  # SIGKILL, SIGSTOP: no handler to reset, and none can stop them
+            pass
         sys.stdout.flush()
         os.kill(os.getpid(), sig)
         return 128 + sig  # the signal was blocked or ignored after all
@@ -257,8 +283,7 @@ def run_tap(argv: list[str]) -> int:
             except OSError as e:
                 raise TapUsage(f"--live: cannot write {a.live!r} ({e.strerror or e})") from None
         sys.stdout = sys.stderr  # nothing of tap's own may reach the editor's stdout, not even a stray print
-        # a forwarding thread woken by its pipe waits for the interpreter lock at most this long (default 5 ms)
-        sys.setswitchinterval(SWITCH_INTERVAL)
+        sys.setswitchinterval(SWITCH_INTERVAL)  # the default is 5 ms
         rc = Tap(cmd, a, report_dir.resolve()).run()
     except TapUsage as e:
         if str(e):

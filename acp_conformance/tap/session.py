@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from ..rules.findings import FAIL, FLAKY, WARN, Finding
 from ..rules.monitor import MonitorContext
-from ..wire.transcript import (EV_EOF, EV_EXIT, EV_NOTE, EV_START, EV_STDIN_CLOSED, EVENT, RECEIVED, SENT, Frame,
+from ..wire.transcript import (EV_EOF, EV_NOTE, EV_START, EV_STDIN_CLOSED, EVENT, RECEIVED, SENT, Frame,
                                parse_line)
 
 TO_AGENT = "client->agent"
