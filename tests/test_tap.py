@@ -53,9 +53,13 @@ def bad(data: dict) -> dict[str, tuple[str, list[str]]]:
 
 
 # -- transparency ------------------------------------------------------------------------------------------
-def _editor(argv: list[str], to_agent: bytes, cwd: Path) -> tuple[bytes, int]:
-    """Play the editor: write ``to_agent`` in uneven pieces while reading everything the other side writes."""
-    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=cwd)
+def _editor(argv: list[str], to_agent: bytes, cwd: Path) -> tuple[bytes, int, bytes]:
+    """Play the editor: write ``to_agent`` in uneven pieces while reading everything the other side writes
+    (stdout, and stderr, which editors show in their logs)."""
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd)
+    err: list[bytes] = []
+    errt = threading.Thread(target=lambda: err.append(proc.stderr.read()))
+    errt.start()
 
     def write() -> None:
         i, step = 0, 3
@@ -70,7 +74,9 @@ def _editor(argv: list[str], to_agent: bytes, cwd: Path) -> tuple[bytes, int]:
     t.start()
     out = proc.stdout.read()
     t.join(120)
-    return out, proc.wait(120)
+    rc = proc.wait(120)
+    errt.join(120)
+    return out, rc, err[0]
 
 
 def _blob(side: str) -> bytes:
@@ -82,16 +88,20 @@ def _blob(side: str) -> bytes:
 
 def test_tap_forwards_every_byte_unchanged_both_ways_and_exits_as_the_agent(tmp_path):
     to_client, to_agent = _blob("agent"), _blob("client")
+    to_stderr = b"agent log \xff\n" * 1000 + b"no newline at the end"
     (tmp_path / "agent-out").write_bytes(to_client)
+    (tmp_path / "agent-err").write_bytes(to_stderr)
     seen = {}
     for how in ("direct", "tap"):
-        agent = [*BYTE_AGENT, str(tmp_path / "agent-out"), str(tmp_path / f"agent-in-{how}"), "7"]
+        agent = [*BYTE_AGENT, str(tmp_path / "agent-out"), str(tmp_path / f"agent-in-{how}"), "7",
+                 str(tmp_path / "agent-err")]
         argv = agent if how == "direct" else [*TAP, "--report-dir", str(tmp_path / "r"), "--", *agent]
-        got, rc = _editor(argv, to_agent, tmp_path)
-        seen[how] = (got, (tmp_path / f"agent-in-{how}").read_bytes(), rc)
-    assert seen["direct"] == seen["tap"]  # what each side received, and the exit status
-    got, agent_in, rc = seen["tap"]
-    assert got == to_client and agent_in == to_agent and rc == 7
+        got, rc, err = _editor(argv, to_agent, tmp_path)
+        seen[how] = (got, (tmp_path / f"agent-in-{how}").read_bytes(), rc, err)
+    assert seen["direct"] == seen["tap"]  # what each side received (the editor: stdout and stderr), the status
+    got, agent_in, rc, err = seen["tap"]
+    assert got == to_client and agent_in == to_agent and rc == 7 and err == to_stderr
+    assert (tmp_path / "r" / "transcripts" / "tap.stderr.txt").read_text().endswith("no newline at the end")
     data = report(tmp_path / "r")
     assert data["tap"]["agent_exit"]["returncode"] == 7
     assert data["sessions"][0]["frames"] == 12

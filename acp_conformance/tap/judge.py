@@ -7,8 +7,9 @@ group, they must not cost the report) and writes the reports when its input ends
 has finished, or when the proxy itself was killed.
 
 The input is a sequence of records: one kind byte, an 8-byte big-endian length, the payload. Kinds:
-``C`` bytes the client wrote to the agent, ``A`` bytes the agent wrote to the client, ``V`` an event
-(JSON: name, t, detail), ``M`` facts for the report (JSON), each with the time it was forwarded.
+``C`` bytes the client wrote to the agent, ``A`` bytes the agent wrote to the client, ``E`` bytes of the
+agent's stderr, ``V`` an event (JSON: name, t, detail), ``M`` facts for the report (JSON), each with the
+time it was forwarded.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 HEADER = struct.Struct(">cdQ")  # kind, forwarding time (monotonic s), length
-DATA_TO_AGENT, DATA_TO_CLIENT, EVENT, FACTS = b"C", b"A", b"V", b"M"
+DATA_TO_AGENT, DATA_TO_CLIENT, EVENT, FACTS, STDERR = b"C", b"A", b"V", b"M", b"E"
+STDERR_KEPT = 1 << 20  # the tail of the agent's stderr kept beside the transcript
 
 
 def record(kind: bytes, t: float, payload: bytes) -> bytes:
@@ -74,6 +76,7 @@ def judge(fh: BinaryIO, config: dict[str, Any]) -> int:
     t0: float | None = None
     session = ObservedSession(Validator(schema), name="tap", live=live)
     facts: dict[str, Any] = {}
+    stderr = bytearray()
     end = "the proxy's copy of the traffic ended"
     while True:
         head = _read_exact(fh, HEADER.size)
@@ -95,6 +98,9 @@ def judge(fh: BinaryIO, config: dict[str, Any]) -> int:
             session.event(ev["name"], rel, detail=ev.get("detail"))
         elif kind == FACTS:
             facts.update(json.loads(payload))
+        elif kind == STDERR:
+            stderr += payload
+            del stderr[:-STDERR_KEPT]
     if facts.get("end"):
         end = facts["end"]
     findings = session.finish()
@@ -103,6 +109,7 @@ def judge(fh: BinaryIO, config: dict[str, Any]) -> int:
     extra = {"tap": {"report_dir": config["report_dir"], "end": end, "agent_exit": facts.get("exit"),
                      "proxy_peak_rss_kb": facts.get("proxy_peak_rss_kb"), "judge_peak_rss_kb": peak_rss_kb()}}
     junit = Path(config["junitxml"]) if config.get("junitxml") else None
+    rec.stderr = stderr.decode("utf-8", errors="replace")
     verdict, _ = write_observed_reports(Path(config["report_dir"]), [rec], schema, strict=config.get("strict", False),
                                         redact=config.get("redact", True), junitxml=junit, extra=extra)
     if live_out is not None or config.get("quiet") is False:

@@ -5,7 +5,8 @@ unchanged and in order, as soon as it is read (no framing on the forwarding path
 goes through as it came). Two threads forward, one per direction; each hands a copy of what it
 forwarded to a queue, and a third thread writes the copies to the judging process (``judge.py``),
 which frames, judges and reports. Nothing of tap's own ever goes to the agent's stdin or the
-editor's stdout; the agent's stderr is the editor's (inherited), where ``--live`` findings go too.
+editor's stdout. The agent's stderr goes on to tap's (the editor's) unchanged, its copy kept beside the
+transcript; ``--live`` findings go to the same stderr.
 
 The end: when the agent exits tap waits for its output to drain, tells the judge how it ended, waits
 for the reports and exits with the agent's status (killed by a signal: tap kills itself with that
@@ -27,7 +28,7 @@ import threading
 import time
 from pathlib import Path
 
-from .judge import DATA_TO_AGENT, DATA_TO_CLIENT, EVENT, FACTS, record
+from .judge import DATA_TO_AGENT, DATA_TO_CLIENT, EVENT, FACTS, STDERR, record
 
 CHUNK = 1 << 16
 SWITCH_INTERVAL = 0.0002  # seconds a forwarding thread woken by its pipe may wait for the interpreter lock
@@ -203,8 +204,8 @@ class Tap:
                   "junitxml": str(Path(self.a.junitxml).resolve()) if self.a.junitxml else None,
                   "quiet": self.a.quiet}
         try:
-            self.agent = subprocess.Popen(self.cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0,
-                                          preexec_fn=_die_with_parent)
+            self.agent = subprocess.Popen(self.cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                          stderr=subprocess.PIPE, bufsize=0, preexec_fn=_die_with_parent)
         except OSError as e:  # before the judge starts: no empty report of a session that never was
             raise TapUsage(f"cannot start the agent {self.cmd[0]!r} ({e.strerror or e})") from None
         # its own session: a Ctrl-C or a signal to the editor's process group must not cost the report
@@ -230,8 +231,12 @@ class Tap:
                               args=(0, agent_in, DATA_TO_AGENT, self._to_agent_eof, stop_reading_client))
         down = threading.Thread(target=self._forward, daemon=True, name="tap-agent-to-client",
                                 args=(agent_out, 1, DATA_TO_CLIENT, self._to_client_eof, stop_reading_agent))
+        err = threading.Thread(target=self._forward, daemon=True, name="tap-agent-stderr",
+                               args=(self.agent.stderr.fileno(), 2, STDERR, lambda: None,
+                                     lambda: self._close(self.agent.stderr)))
         up.start()
         down.start()
+        err.start()
         rc = self.agent.wait()
         down.join(DRAIN_AFTER_EXIT)
         sig = -rc if rc < 0 else None

@@ -30,6 +30,7 @@ class SessionRecord:
     command: list[str] = field(default_factory=list)  # the agent's command line (tap), or []
     source: str = ""  # the file it was read from (check)
     end: str = ""  # how it ended
+    stderr: str = ""  # the agent's stderr (tap), kept beside the transcript
 
 
 class _State:
@@ -71,7 +72,7 @@ def write_observed_reports(report_dir: Path, sessions: list[SessionRecord], sche
     from ..report.badge import write_badge
     from ..report.html import write_html_report
     from ..report.json_report import build_json_report
-    from ..report.redact import _mask_fields, redact_data, redact_outcome, transcript_jsonl
+    from ..report.redact import _mask_fields, redact_data, redact_outcome, redact_sentence, transcript_jsonl
     report_dir.mkdir(parents=True, exist_ok=True)
     tdir = report_dir / "transcripts"
     tdir.mkdir(exist_ok=True)
@@ -84,6 +85,9 @@ def write_observed_reports(report_dir: Path, sessions: list[SessionRecord], sche
                                  for x in (s.client, s.agent))
         path = tdir / f"{_file_name(s.name)}.jsonl"
         path.write_text(transcript_jsonl(s.frames, redact=redact), encoding="utf-8")
+        if s.stderr:  # where the reports look for a test's stderr: beside its transcript
+            text = redact_sentence(s.stderr, secrets) if redact else s.stderr
+            path.with_suffix(".stderr.txt").write_text(text, encoding="utf-8")
         for side in ("agent", "client"):
             transcripts[f"{s.name} {side}"] = str(path)
         findings += s.findings

@@ -2,7 +2,9 @@
 reads anything (in uneven pieces, so lines reach the proxy cut anywhere), copies its stdin to IN_FILE until
 end of input, then exits with STATUS.
 
-    python byte_agent.py OUT_FILE IN_FILE STATUS
+    python byte_agent.py OUT_FILE IN_FILE STATUS [ERR_FILE]
+
+With ERR_FILE, its bytes go to stderr first.
 """
 
 import os
@@ -11,6 +13,9 @@ import sys
 
 def main() -> int:
     out_file, in_file, status = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    if len(sys.argv) > 4:
+        with open(sys.argv[4], "rb") as fh:
+            os.write(2, fh.read())
     with open(out_file, "rb") as fh:
         data = fh.read()
     i, step = 0, 1
