@@ -6,7 +6,8 @@ Two shapes are read (told apart by the first line that is not blank):
   with ``seq``, ``conn``, ``dir`` (``sent``, ``received``, ``event``), ``t``, and ``raw`` or
   ``event``/``detail``. Which direction is the client's is read from who sent ``initialize`` (a client
   run's transcript has the suite playing the agent); without an initialize, ``sent`` is the client's. A
-  frame the transcript cut short (``... (N bytes)``) is left out and said so. A file is one session, its
+  frame the transcript cut short (``... (N bytes)``) is left out and said so; the file holds text, so bytes
+  that were not UTF-8 come back as U+FFFD (a plain log keeps them). A file is one session, its
   connections (a target restarted within a test) kept apart as the monitors keep them.
 * a plain log, one frame per line: a direction marker, one space, the frame's bytes exactly::
 
