@@ -37,14 +37,14 @@ acp-conformance fuzz --agent-cmd CMD [--seed N] [--max-examples N] [--budget S] 
   Fuzz the target with generated traffic judged by every rule; a failure is shrunk and written as a
   scenario file (fuzz-counterexample.yaml) beside fuzz-report.json. Exit 0: no finding, 1: a finding.
 
-acp-conformance tap [--report-dir DIR] [--live [FILE]] [--junitxml FILE] [--strict] -- AGENT ARGS...
+acp-conformance tap [--report-dir DIR] [--live [FILE]] [--junitxml FILE] [--strict] [--wire-log] -- AGENT ARGS...
   Put this in your editor's agent configuration: it runs the agent, passes every byte through
   unchanged, judges both the editor and the agent on the real session, and writes the reports
   (default: reports/tap/<time>-<pid>/) when the session ends. Exits with the agent's own status.
 
 acp-conformance check [--report-dir DIR] [--strict] TRANSCRIPT...
   Judge recorded sessions (our transcript .jsonl, or a plain log: "> " client to agent, "< " agent
-  to client, one frame per line). Exit 0: no blocking rule broken, 1: broken, 2: unreadable file.
+  to client, "! " an event, one per line). Exit 0: no blocking rule broken, 1: broken, 2: unreadable file.
 
 acp-conformance replay FILE --agent-cmd CMD [--timeout S] [--strict]  (or --client-cmd CMD)
   Rerun a scenario file (a fuzz counterexample) with every monitor. Exit 0: it passes, 1: it fails."""

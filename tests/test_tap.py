@@ -378,6 +378,7 @@ def test_check_reads_a_plain_log(tmp_path):
     (b'{"seq":0,"dir":"sent","raw":"{}"}\nnot json\n', "session.log:2: not a JSON line"),
     (b'{"seq":0,"dir":"sideways","raw":"{}"}\n', "session.log:1:"),
     (b"", "the file is empty"),
+    (b'! launched\n', "session.log:1: '!' marks an event"),
     (b'2.5 > {"jsonrpc":"2.0"}\n1.0 < {"jsonrpc":"2.0"}\n', "session.log:2: the time 1.0 s goes back"),
 ])
 def test_check_unreadable_file_is_exit_2_with_line_and_reason(tmp_path, content, words):
@@ -471,3 +472,18 @@ def test_an_agent_that_will_not_exit_is_stopped_and_reported(tmp_path):
     assert data["tap"]["agent_exit"]["signal"] == "SIGKILL"
     notes = [json.loads(x) for x in (d / "transcripts" / "tap.jsonl").read_text().splitlines() if '"note"' in x]
     assert [n["detail"]["text"].split(": ")[-1] for n in notes] == ["SIGTERM from the tap", "SIGKILL from the tap"]
+
+
+def test_check_of_taps_wire_log_gives_taps_verdict(tmp_path):
+    """--wire-log keeps every frame's bytes (invalid UTF-8 included): check judges it as tap judged it live."""
+    d = tmp_path / "r"
+    subprocess.run([PY, CLIENT_MUTANT_SCRIPT, "not-utf8", "--", *TAP, "--wire-log", "--report-dir", str(d), "--",
+                    *AGENT_MUTANTS, "prompt-001"], cwd=tmp_path, capture_output=True, timeout=120)
+    live = report(d)
+    p = subprocess.run([*CHECK, "--report-dir", str(tmp_path / "c"), str(d / "wire.log")], capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 1, p.stderr
+    again = report(tmp_path / "c")
+    assert bad(live) == bad(again)
+    assert bad(live)["TRANSPORT-001"] == ("fail", ["client"]) and bad(live)["PROMPT-001"] == ("fail", ["agent"])
+    assert {k: v["status"] for k, v in rules(again).items()} == {k: v["status"] for k, v in rules(live).items()}

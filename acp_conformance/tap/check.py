@@ -16,7 +16,10 @@ Two shapes are read (told apart by the first line that is not blank):
 
   ``>`` is client to agent, ``<`` agent to client; a number of seconds may come first
   (``0.125 > {...}``: times never go back, a line without one happened with the last); blank lines and
-  lines starting with ``#`` are skipped.
+  lines starting with ``#`` are skipped. ``!`` marks what happened to the connection, with optional facts
+  as a JSON object: ``! stdin-closed`` (the client closed the agent's stdin), ``! eof`` (the agent closed
+  its output), ``! exit {"returncode": 0}``, ``! start``, ``! note {"text": "..."}``; ``tap --wire-log``
+  writes this format.
 
 Anything else is an unreadable file: exit status 2, with the line number and the reason.
 """
@@ -35,7 +38,8 @@ from typing import Any
 from .session import TO_AGENT, TO_CLIENT, ObservedSession
 
 _CUT = re.compile(r"\.\.\. \((\d+) bytes\)$")
-_PLAIN = re.compile(rb"^(?:(\d+(?:\.\d+)?) )?([<>]) ")
+_PLAIN = re.compile(rb"^(?:(\d+(?:\.\d+)?) )?([<>!]) ")
+PLAIN_EVENTS = ("start", "stdin-closed", "eof", "exit", "note")
 
 
 class Unreadable(Exception):
@@ -81,8 +85,24 @@ def _read_plain(path: Path, lines: list[bytes]) -> Recorded:
             if float(m.group(1)) < t:
                 raise Unreadable(f"{path}:{n}: the time {m.group(1).decode()} s goes back before {t:g} s")
             t = float(m.group(1))
-        rec.items.append((TO_AGENT if m.group(2) == b">" else TO_CLIENT, t, line[m.end():], 0))
+        if m.group(2) == b"!":
+            rec.items.append(("event", t, _plain_event(path, n, line[m.end():]), 0))
+        else:
+            rec.items.append((TO_AGENT if m.group(2) == b">" else TO_CLIENT, t, line[m.end():], 0))
     return rec
+
+
+def _plain_event(path: Path, n: int, text: bytes) -> tuple[str, dict[str, Any]]:
+    name, _, rest = text.decode("utf-8", errors="replace").strip().partition(" ")
+    if name not in PLAIN_EVENTS:
+        raise Unreadable(f"{path}:{n}: '!' marks an event, one of {', '.join(PLAIN_EVENTS)} (got {name!r})")
+    try:
+        detail = json.loads(rest) if rest.strip() else {}
+    except ValueError as e:
+        raise Unreadable(f"{path}:{n}: an event's facts are a JSON object ({e})") from None
+    if not isinstance(detail, dict):
+        raise Unreadable(f"{path}:{n}: an event's facts are a JSON object")
+    return name, detail
 
 
 _EVENTS_CLIENT_RUN = {"stdin-closed": "eof", "eof": "stdin-closed"}  # a client run's events, seen from the client

@@ -110,6 +110,8 @@ def judge(fh: BinaryIO, config: dict[str, Any]) -> int:
                      "proxy_peak_rss_kb": facts.get("proxy_peak_rss_kb"), "judge_peak_rss_kb": peak_rss_kb()}}
     junit = Path(config["junitxml"]) if config.get("junitxml") else None
     rec.stderr = stderr.decode("utf-8", errors="replace")
+    if config.get("wire_log"):
+        write_wire_log(Path(config["report_dir"]) / "wire.log", session.frames)
     verdict, _ = write_observed_reports(Path(config["report_dir"]), [rec], schema, strict=config.get("strict", False),
                                         redact=config.get("redact", True), junitxml=junit, extra=extra)
     if live_out is not None or config.get("quiet") is False:
@@ -120,6 +122,20 @@ def judge(fh: BinaryIO, config: dict[str, Any]) -> int:
         except OSError:
             pass
     return 0
+
+
+def write_wire_log(path: Path, frames) -> Path:
+    """Every frame's exact bytes and the connection's events, in ``check``'s plain log format."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as fh:
+        fh.write(b"# acp-conformance tap: > client to agent, < agent to client (not redacted)\n")
+        for f in frames:
+            if f.is_message:
+                fh.write(f"{f.t:.6f} {'>' if f.direction == 'sent' else '<'} ".encode() + f.raw + b"\n")
+            else:
+                facts = f" {json.dumps(f.detail, separators=(',', ':'))}" if f.detail else ""
+                fh.write(f"{f.t:.6f} ! {f.event}{facts}\n".encode())
+    return path
 
 
 def _live_sink(where: str | None):

@@ -53,6 +53,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--no-redact", action="store_true", help="keep secrets (tokens, keys) in the reports")
     p.add_argument("--acp-schema", metavar="PATH", default=None, help="another ACP v2 JSON Schema")
     p.add_argument("--quiet", action="store_true", help="no verdict line on stderr when the session ends")
+    p.add_argument("--wire-log", action="store_true",
+                   help="also write wire.log: every frame's exact bytes in check's plain log format (NOT redacted)")
     p.add_argument("--exit-grace", metavar="S", type=float, default=EXIT_GRACE,
                    help=f"seconds the agent may take to exit once the editor closed its stdin, before SIGTERM "
                         f"(then {KILL_GRACE:g} s more before SIGKILL; default {EXIT_GRACE:g})")
@@ -202,7 +204,7 @@ class Tap:
         config = {"report_dir": str(self.report_dir), "live": self.a.live, "strict": self.a.strict,
                   "redact": not self.a.no_redact, "argv": self.cmd, "schema": self.a.acp_schema,
                   "junitxml": str(Path(self.a.junitxml).resolve()) if self.a.junitxml else None,
-                  "quiet": self.a.quiet}
+                  "quiet": self.a.quiet, "wire_log": self.a.wire_log}
         try:
             self.agent = subprocess.Popen(self.cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                           stderr=subprocess.PIPE, bufsize=0, preexec_fn=_die_with_parent)
