@@ -12,7 +12,6 @@ points into the same transcript. Which side a finding speaks of is which monitor
 from __future__ import annotations
 
 import resource
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..rules.findings import FAIL, FLAKY, WARN, Finding
@@ -36,24 +35,16 @@ def _swapped(frame: Frame) -> Frame:
     return Frame(frame.seq, frame.conn, d, frame.t, frame.raw, frame.msg, frame.problem, None, frame.detail)
 
 
-@dataclass
-class _Lines:
-    """The partial line of one direction, waiting for its newline."""
-
-    pending: bytearray = field(default_factory=bytearray)
-
-
 class ObservedSession:
     """Feed it the bytes and events of one session (``data``, ``event``); ``finish`` ends the judging.
 
-    ``name`` prefixes the findings' test ids (``NAME agent``, ``NAME client``); ``conn`` numbers the
-    session when several are judged together (``check`` with several files); ``live`` is called with
-    each failure or warning as it is found (side, finding)."""
+    ``name`` prefixes the findings' test ids (``NAME agent``, ``NAME client``); ``live`` is called with each
+    failure or warning as it is found (side, finding). Times are seconds from the session's start; a frame's
+    connection (``conn``) numbers the agent processes of a recorded scripted run (0 for tap)."""
 
-    def __init__(self, validator: Any, name: str = "tap", conn: int = 0,
-                 live: Callable[[str, Finding], None] | None = None, clock: Callable[[], float] | None = None):
+    def __init__(self, validator: Any, name: str = "tap", live: Callable[[str, Finding], None] | None = None):
         from ..rules.monitors import AGENT_MONITORS, CLIENT_MONITORS
-        self.name, self.conn, self.live, self.clock = name, conn, live, clock
+        self.name, self.live = name, live
         options = {**MONITOR_OPTIONS, "validator": validator}
         self.ctx = {"agent": MonitorContext(target_side="agent", options=dict(options)),
                     "client": MonitorContext(target_side="client", options=dict(options))}
@@ -61,21 +52,16 @@ class ObservedSession:
         self.ctx["client"].add_monitors(CLIENT_MONITORS)
         self._seen = {s: 0 for s in SIDES}
         self.frames: list[Frame] = []  # the client's view (the transcript file)
-        self._lines = {TO_AGENT: _Lines(), TO_CLIENT: _Lines()}
+        self._pending = {TO_AGENT: bytearray(), TO_CLIENT: bytearray()}  # each direction's line so far
         self.client_info: dict[str, Any] | None = None  # initialize params, without clientCapabilities' bulk
         self.agent_init: dict[str, Any] | None = None
         self._init_id: Any = None
         self.finished = False
 
     # -- input ---------------------------------------------------------------------------------
-    def now(self, t: float | None) -> float:
-        if t is not None:
-            return t
-        return self.clock() if self.clock else 0.0
-
     def data(self, direction: str, chunk: bytes, t: float | None = None) -> None:
         """Bytes forwarded in ``direction`` (``TO_AGENT`` or ``TO_CLIENT``), cut anywhere."""
-        pending = self._lines[direction].pending
+        pending = self._pending[direction]
         start = 0
         while True:
             nl = chunk.find(b"\n", start)
@@ -97,8 +83,8 @@ class ObservedSession:
         if raw.endswith(b"\r"):
             raw = raw[:-1]  # CRLF framing is tolerated on read, as the suite's transport does
         msg, problem = parse_line(raw)
-        frame = Frame(len(self.frames), self.conn if conn is None else conn,
-                      SENT if direction == TO_AGENT else RECEIVED, self.now(t),
+        frame = Frame(len(self.frames), conn or 0,
+                      SENT if direction == TO_AGENT else RECEIVED, t or 0.0,
                       raw, msg, problem, None, {"unterminated": True} if unterminated and problem is None else None)
         self._identify(frame)
         self._feed(frame, _swapped(frame))
@@ -110,13 +96,13 @@ class ObservedSession:
         closed its stdout), ``exit`` (the agent's returncode and signal), ``note`` (text)."""
         if name in (EV_STDIN_CLOSED, EV_EOF):  # what is left of a line without its newline is a frame too
             d = TO_AGENT if name == EV_STDIN_CLOSED else TO_CLIENT
-            rest = self._lines[d].pending
+            rest = self._pending[d]
             if rest:
                 line = bytes(rest)
                 rest.clear()
                 self.line(d, line, t, unterminated=True, conn=conn)
-        c = self.conn if conn is None else conn
-        frame = Frame(len(self.frames), c, EVENT, self.now(t), event=name, detail=detail or None)
+        c = conn or 0
+        frame = Frame(len(self.frames), c, EVENT, t or 0.0, event=name, detail=detail or None)
         mirrored = _CLIENT_VIEW_EVENT.get(name)  # the agent's exit is not the client's: its monitors skip it
         other = None if mirrored is None else Frame(frame.seq, c, EVENT, frame.t, event=mirrored, detail=frame.detail)
         self._feed(frame, other)
