@@ -1,5 +1,6 @@
 """The console script: ``acp-conformance agent [OPTIONS] [-- CMD ARGS...]``, ``acp-conformance rules``,
-``acp-conformance fuzz`` and ``replay`` (the fuzzer of ``acp_conformance.fuzz``).
+``acp-conformance fuzz`` and ``replay`` (the fuzzer of ``acp_conformance.fuzz``), ``tap`` and ``check``
+(observed traffic, ``acp_conformance.tap``; ``tap`` exits with its agent's status instead).
 
 ``agent`` is a thin wrapper over pytest with this package's plugin; with no command it runs the
 suite against the bundled reference agent, so a newcomer sees a full run in one command.
