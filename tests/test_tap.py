@@ -488,3 +488,17 @@ def test_check_of_taps_wire_log_gives_taps_verdict(tmp_path):
     assert bad(live) == bad(again)
     assert bad(live)["TRANSPORT-001"] == ("fail", ["client"]) and bad(live)["PROMPT-001"] == ("fail", ["agent"])
     assert {k: v["status"] for k, v in rules(again).items()} == {k: v["status"] for k, v in rules(live).items()}
+
+
+@pytest.mark.parametrize("quit_at, status", [(0.5, "not-exercised"), (30.0, "fail")])
+def test_a_request_in_flight_when_the_client_quits_is_judged_only_past_the_suites_own_wait(tmp_path, quit_at,
+                                                                                          status):
+    """A real editor may end the session with a request unanswered (its user quit): ERR-004 fails only when the
+    request had waited longer than a scripted run waits for an answer (10 s)."""
+    log = tmp_path / "s.log"
+    log.write_text('0 > {"jsonrpc":"2.0","id":0,"method":"session/list","params":{}}\n'
+                   f'{quit_at} ! stdin-closed\n{quit_at + 0.1} ! eof\n{quit_at + 0.1} ! exit {{"returncode": 0}}\n')
+    subprocess.run([*CHECK, "--report-dir", str(tmp_path / "c"), str(log)], capture_output=True, timeout=120)
+    err004 = rules(report(tmp_path / "c"))["ERR-004"]
+    assert err004["status"] == status, err004
+    assert "got no response" in err004["evidence"][0]["message"]

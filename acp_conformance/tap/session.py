@@ -22,8 +22,9 @@ from ..wire.transcript import (EV_EOF, EV_NOTE, EV_START, EV_STDIN_CLOSED, EVENT
 TO_AGENT = "client->agent"
 TO_CLIENT = "agent->client"
 SIDES = ("agent", "client")
-# the monitors' defaults of a scripted run (the plugin's --acp-work-threshold, --acp-stop-reason-should)
-MONITOR_OPTIONS = {"insertion_work_threshold": 5.0, "stop_reason_required": True}
+# the monitors' defaults of a scripted run (the plugin's --acp-work-threshold, --acp-stop-reason-should), and
+# the scripted run's answer timeout (--acp-timeout): a request the client stopped waiting for sooner is not judged
+MONITOR_OPTIONS = {"insertion_work_threshold": 5.0, "stop_reason_required": True, "observed_patience": 10.0}
 
 # an event of the session as each side's monitors must read it: what the client did to the agent's stdin is,
 # for the client-side monitors (whose "suite" is the agent), the client closing its own output, and so on
