@@ -24,7 +24,9 @@ TO_CLIENT = "agent->client"
 SIDES = ("agent", "client")
 # the monitors' defaults of a scripted run (the plugin's --acp-work-threshold, --acp-stop-reason-should), and
 # the scripted run's answer timeout (--acp-timeout): a request the client stopped waiting for sooner is not judged
-MONITOR_OPTIONS = {"insertion_work_threshold": 5.0, "stop_reason_required": True, "observed_patience": 10.0}
+# (CANCEL-009's grace for the answer to a cancelled prompt likewise)
+MONITOR_OPTIONS = {"insertion_work_threshold": 5.0, "stop_reason_required": True, "observed_patience": 10.0,
+                   "held_answer_grace": 10.0}
 
 # an event of the session as each side's monitors must read it: what the client did to the agent's stdin is,
 # for the client-side monitors (whose "suite" is the agent), the client closing its own output, and so on
