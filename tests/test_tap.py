@@ -502,3 +502,26 @@ def test_a_request_in_flight_when_the_client_quits_is_judged_only_past_the_suite
     err004 = rules(report(tmp_path / "c"))["ERR-004"]
     assert err004["status"] == status, err004
     assert "got no response" in err004["evidence"][0]["message"]
+
+
+def test_tap_report_page_names_both_programs_and_the_culprit_in_a_browser(tmp_path):
+    """report.html of a tap session with a broken client and a broken agent, in headless Chromium (skipped
+    without it): no script error, both programs named, each broken rule blamed on its side, evidence opens."""
+    from report_browser import Browser, BrowserMissing
+    d = tmp_path / "r"
+    subprocess.run([PY, CLIENT_MUTANT_SCRIPT, "reply-to-notification", "--", *TAP, "--report-dir", str(d), "--",
+                    *AGENT_MUTANTS, "prompt-002"], cwd=tmp_path, capture_output=True, timeout=120)
+    try:
+        b = Browser()
+    except BrowserMissing as e:
+        pytest.skip(f"the report page is not tested in a browser: {e}")
+    with b:
+        b.load(d / "report.html")
+        assert not b.console_errors()
+        target = b.js("return document.getElementById('target').textContent")
+        assert "acp-conformance-reference-client" in target and "acp-conformance-reference-agent" in target
+        rows = {r: b.js(f"return document.getElementById('rule-{r}').textContent") for r in ("PROMPT-002", "CLIENT-016")}
+        assert "broken by the agent" in rows["PROMPT-002"] and "broken by the client" in rows["CLIENT-016"]
+        b.open_rule("PROMPT-002")
+        ev = b.js("return document.querySelector(\"tr.ev[data-for='PROMPT-002']\").textContent")
+        assert "test: tap agent" in ev and "client" in ev and "agent" in ev
