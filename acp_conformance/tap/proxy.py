@@ -270,6 +270,10 @@ def exit_like(rc: int) -> int:
             signal.signal(sig, signal.SIG_DFL)
         except (OSError, ValueError):  # SIGKILL, SIGSTOP: no handler to reset, and none can stop them
             pass
+        try:  # a signal that dumps core (SIGSEGV, SIGABRT...): the agent's core is the one worth having, not tap's
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        except (OSError, ValueError):
+            pass
         sys.stdout.flush()
         os.kill(os.getpid(), sig)
         return 128 + sig  # the signal was blocked or ignored after all
