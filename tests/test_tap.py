@@ -525,3 +525,15 @@ def test_tap_report_page_names_both_programs_and_the_culprit_in_a_browser(tmp_pa
         b.open_rule("PROMPT-002")
         ev = b.js("return document.querySelector(\"tr.ev[data-for='PROMPT-002']\").textContent")
         assert "test: tap agent" in ev and "client" in ev and "agent" in ev
+
+
+def test_tap_dies_of_the_signal_that_killed_its_agent(tmp_path):
+    hostile = [PY, str(ROOT / "tests" / "hostile" / "target.py"), "crash-signal"]
+    lines = (b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":2}}\n'
+             b'{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"/tmp"}}\n')
+    direct = subprocess.run(hostile, input=lines, capture_output=True, timeout=60)
+    tapped = subprocess.run([*TAP, "--report-dir", str(tmp_path / "r"), "--", *hostile], input=lines,
+                            capture_output=True, timeout=60, cwd=tmp_path)
+    assert direct.returncode < 0 and tapped.returncode == direct.returncode
+    assert tapped.stdout == direct.stdout
+    assert report(tmp_path / "r")["tap"]["agent_exit"]["signal"] == signal.Signals(-direct.returncode).name
