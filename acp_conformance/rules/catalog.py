@@ -103,6 +103,13 @@ def load_situations() -> dict[str, dict[str, Any]]:
 
 
 @lru_cache(maxsize=1)
+def load_retired() -> dict[str, str]:
+    """retired.json: catalog rules the suite no longer judges (rule id -> why), e.g. the JSON-RPC batch rules
+    that ACP v2 dropped. They keep their IDs and are listed, unchecked, with the reason."""
+    return json.loads(SITUATIONS_PATH.with_name("retired.json").read_text(encoding="utf-8"))["retired"]
+
+
+@lru_cache(maxsize=1)
 def load_not_observable() -> dict[str, str]:
     """Rules that cannot be seen on the wire, with the reason: ``not_observable*.json`` files beside
     this module, one per rule family ({rule id: reason}). They are left out of the verdict."""

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from .catalog import TARGET, Rule
+from .catalog import TARGET, Rule, load_retired
 from .findings import FAIL, FLAKY, INFO, NOT_EXERCISED, NOT_TESTED, PASS, SKIP, WARN, Finding, worst
 
 XFAIL = "xfail"  # failed, and listed as an expected failure (a waiver): reported, not counted
@@ -158,6 +158,7 @@ def compute(catalog: dict[str, Rule], findings: Iterable[Finding], checked: set[
     """``bound_tests``: rule -> the test ids that name it; ``skipped_tests``: test id -> reason;
     ``require_coverage``: not-exercised rules block; ``observed``: judge observed traffic (module docstring)."""
     not_observable = not_observable or {}
+    retired = load_retired()
     by_rule: dict[str, list[Finding]] = {}
     for f in findings:
         by_rule.setdefault(f.rule, []).append(f)
@@ -181,7 +182,9 @@ def compute(catalog: dict[str, Rule], findings: Iterable[Finding], checked: set[
             reason = "; ".join(reasons)
         else:
             status = NOT_TESTED
-            if not is_checked and rule.id in not_observable:
+            if not is_checked and rule.id in retired:
+                reason = f"retired: {retired[rule.id]}"
+            elif not is_checked and rule.id in not_observable:
                 reason = f"not observable on the wire: {not_observable[rule.id]}"
             elif not is_checked:
                 reason = "this version of the suite has no check for this rule"
