@@ -247,12 +247,23 @@ def _fuzz_command(fn, name: str, argv: list[str]) -> int:
         return 130
 
 
+def _print_version() -> int:
+    from . import SPEC_REVISION, __version__
+    from .protocol.schema import load_schema
+    schema = load_schema(None)
+    print(f"acp-conformance {__version__}: judges {SPEC_REVISION}; schema {schema.revision} "
+          f"(sha256 {schema.sha256[:12]}; --acp-schema swaps it)")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help", "help"):
         print(USAGE)
         return 0 if argv else 2
     cmd, rest = argv[0], argv[1:]
+    if cmd in ("--version", "-V", "version"):
+        return _print_version()
     if cmd == "agent":
         return run_agent(rest)
     if cmd == "client":

@@ -17,7 +17,12 @@ def badge(report: dict[str, Any]) -> dict[str, Any]:
     bad = len(v.get("blocking") or [])  # the rules that decide against conformance (fail, flaky, not-tested)
     waived = f" · {c['xfail']} waived" if c.get("xfail") else ""
     msg = (f"conformant · {exercised}{waived}" if ok else f"not conformant · {bad} blocking · {exercised}{waived}")
-    return {"schemaVersion": 1, "label": "ACP v2", "message": msg, "color": "brightgreen" if ok else "red"}
+    return {"schemaVersion": 1, "label": _label(report), "message": msg, "color": "brightgreen" if ok else "red"}
+
+
+def _label(report: dict[str, Any]) -> str:
+    """The revision judged: "ACP v2 Preview" for "ACP v2 Preview (2026-11-20)"."""
+    return (report.get("spec") or {}).get("revision", "ACP v2").split(" (")[0]
 
 
 def write_badge(path: Path, report: dict[str, Any]) -> Path:
