@@ -91,7 +91,19 @@ def run_rules(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="acp-conformance rules")
     p.add_argument("--coverage", action="store_true", help="show which rules are checked, and by what")
     p.add_argument("--side", choices=["agent", "client", "both"], default=None)
+    p.add_argument("--retry-classes", action="store_true",
+                   help="show each request method's retry class (as is / with a key / never)")
     a = p.parse_args(argv)
+    if a.retry_classes:
+        from .protocol.retry import load_retry_classes
+        source, meanings, methods = load_retry_classes()
+        for name, meaning in meanings.items():
+            print(f"{name:9} {meaning}")
+        print()
+        for rc in methods.values():
+            print(f"{rc.method:27} {rc.kind:9} {'(RFD)' if rc.basis == 'rfd' else '(reading)':9} {rc.why}")
+        print(f"\nsource: {source}")
+        return 0
     from .rules.catalog import load_catalog, load_not_observable
     from .rules.monitors import checked_on
     RULES_CHECKED = checked_on(a.side)  # a both rule counts for a side only if that side's run checks it

@@ -369,7 +369,10 @@ class Runner:
 
     async def _step_prompt(self, a: dict[str, Any], step: Step) -> None:
         sid = a.get("session")
-        p = await self._send_request("session/prompt", {"sessionId": sid, "prompt": self._prompt_blocks(a)})
+        params = {"sessionId": sid, "prompt": self._prompt_blocks(a)}
+        if a.get("key") is not None:  # idempotencyKey: the same on every attempt of one submission
+            params["idempotencyKey"] = _text(a["key"])
+        p = await self._send_request("session/prompt", params)
         self._save(a, p)
         wait = a.get("wait", "idle")
         if wait in ("none", False):
