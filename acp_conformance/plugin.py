@@ -85,6 +85,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help="seconds one test may take in all (default 60)")
     g.addoption("--acp-schema", dest="acp_schema", default=None, metavar="PATH",
                 help="validate against another revision of the ACP JSON Schema")
+    g.addoption("--acp-require-coverage", dest="acp_require_coverage", action="store_true", default=False,
+                help="certification: a rule whose situation the target never created (not-exercised) blocks "
+                     "conformance too, unless a waiver names it")
     g.addoption("--acp-strict", dest="acp_strict", action="store_true", default=False,
                 help="SHOULD-level warnings block conformance too")
     g.addoption("--acp-long-prompt", dest="acp_long_prompt", default=DEFAULT_PROMPTS["long"], metavar="TEXT",
@@ -204,6 +207,7 @@ def _settings(config: pytest.Config) -> dict[str, Any]:
         },
         "report_dir": report_dir,
         "strict": bool(config.getoption("acp_strict")),
+        "require_coverage": bool(config.getoption("acp_require_coverage")),
         "waivers": waivers, "waivers_file": waivers_file,
         "no_redact": bool(config.getoption("acp_no_redact", default=False)),
     }
@@ -562,7 +566,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         state.findings.append(Finding("INIT-001", FAIL, V1_NOTE + ".", "A v2 agent answers protocolVersion 2."))
     verdict = compute(state.catalog, state.findings, set(checked_on(state.side)), state.bound, state.skipped,
                       strict=state.settings["strict"], side=state.side, not_observable=load_not_observable(),
-                      waivers=waivers)
+                      waivers=waivers, require_coverage=state.settings["require_coverage"])
     state.verdict = verdict
     try:
         extra = {"negotiated_version": 1, "note": V1_NOTE} if state.negotiated_version == 1 else None
@@ -582,7 +586,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
     tr = terminalreporter
     tr.section("ACP conformance")
     for rv in v.rules:
-        if rv.checked and rv.status in (FAIL, WARN, "not-tested"):
+        if rv.checked and rv.status in (FAIL, WARN, "not-tested", "not-exercised"):
             why = rv.reason or next((f.message for f in rv.findings if f.status in (FAIL, WARN)), "")
             tr.line(f"  {rv.status.upper():10} {rv.rule.id:14} {rv.rule.level:8} {why[:160]}")
         elif rv.status == "xfail" or rv.stale_waiver:

@@ -62,3 +62,62 @@ def test_a_must_only_the_upstream_docs_state_is_advisory_and_warns():
     assert not compute(CAT, fs, {"TRANSPORT-007"}, {}, {}, strict=True).conformant
     v = compute(CAT, [Finding("TRANSPORT-003", FAIL, "a banner")], {"TRANSPORT-003"}, {}, {})
     assert status(v, "TRANSPORT-003") == FAIL and not v.conformant
+
+
+# --- who creates the situation: not-exercised (target) vs not-tested (suite), coverage, certification ---
+
+import json  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from acp_conformance.rules.findings import NOT_EXERCISED  # noqa: E402
+from acp_conformance.rules.monitors import checked_on  # noqa: E402
+from acp_conformance.rules.verdicts import XFAIL  # noqa: E402
+from acp_conformance.report.waivers import Waiver  # noqa: E402
+
+
+def test_every_checked_rule_has_exactly_one_creator_and_the_data_names_only_catalog_rules():
+    data = json.loads((Path(__file__).parents[1] / "acp_conformance/rules/situations.json").read_text())
+    assert set(data) <= set(CAT), set(data) - set(CAT)
+    for rid in checked_on(None):
+        assert CAT[rid].creator in ("suite", "target"), rid
+        assert data[rid]["creator"] == CAT[rid].creator
+        assert bool(CAT[rid].reach) == (CAT[rid].creator == "target"), rid  # a target rule says what reaches it
+    assert CAT["TOOL-001"].creator == "target" and CAT["PERM-001"].creator == "target"
+    assert CAT["PROMPT-001"].creator == "suite" and CAT["INIT-001"].creator == "suite"
+
+
+def test_a_target_rule_never_reached_is_not_exercised_and_does_not_block():
+    v = compute(CAT, [Finding("PROMPT-001", PASS, "ok")], {"PROMPT-001", "TOOL-001", "PERM-001"},
+                {"TOOL-001": ["t1"]}, {})
+    assert status(v, "TOOL-001") == NOT_EXERCISED and status(v, "PERM-001") == NOT_EXERCISED
+    assert "--acp-tool-prompt" in next(r for r in v.rules if r.rule.id == "TOOL-001").reason
+    assert v.conformant
+    assert v.coverage() == {"exercised": 1, "checked": 3}
+    assert v.counts()[NOT_EXERCISED] == 2
+    assert v.summary_line().startswith("ACP verdict: CONFORMANT: 1 of 3 rules exercised, 0 failed")
+
+
+def test_a_suite_rule_never_reached_stays_not_tested_and_blocks():
+    v = compute(CAT, [Finding("TOOL-001", PASS, "ok")], {"PROMPT-001", "TOOL-001"}, {}, {})
+    assert status(v, "PROMPT-001") == NOT_TESTED
+    assert [r.rule.id for r in v.blocking_failures] == ["PROMPT-001"]
+    assert v.summary_line().startswith("ACP verdict: NOT CONFORMANT: 1 of 2 rules exercised, 0 failed")
+
+
+def test_require_coverage_makes_not_exercised_block_unless_waived():
+    checked = {"PROMPT-001", "TERM-001"}
+    fs = [Finding("PROMPT-001", PASS, "ok")]
+    v = compute(CAT, fs, checked, {}, {}, require_coverage=True)
+    assert status(v, "TERM-001") == NOT_EXERCISED and not v.conformant
+    assert [r.rule.id for r in v.blocking_failures] == ["TERM-001"]
+    w = {"TERM-001": Waiver("TERM-001", "we never create terminals")}
+    v = compute(CAT, fs, checked, {}, {}, require_coverage=True, waivers=w)
+    assert status(v, "TERM-001") == XFAIL and v.conformant
+    assert "we never create terminals" in next(r for r in v.rules if r.rule.id == "TERM-001").reason
+    assert v.coverage() == {"exercised": 1, "checked": 2}  # waived, still not exercised
+
+
+def test_a_target_rule_that_was_reached_and_failed_blocks():
+    v = compute(CAT, [Finding("TOOL-001", FAIL, "no toolCallId")], {"TOOL-001"}, {}, {})
+    assert status(v, "TOOL-001") == FAIL and not v.conformant
+    assert v.coverage() == {"exercised": 1, "checked": 1}

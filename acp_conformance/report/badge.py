@@ -14,7 +14,9 @@ def badge(report: dict[str, Any]) -> dict[str, Any]:
     ok = bool(v.get("conformant"))
     bad = len(v.get("blocking") or [])  # the rules that decide against conformance (fail, flaky, not-tested)
     waived = f", {c['xfail']} waived" if c.get("xfail") else ""
-    msg = (f"conformant, {c.get('pass', 0)}/{checked} pass{waived}" if ok
+    cov = v.get("coverage")
+    exercised = f" · {cov['exercised']}/{cov['checked']} exercised" if cov else f", {c.get('pass', 0)}/{checked} pass"
+    msg = (f"conformant{exercised}{waived}" if ok
            else f"not conformant, {bad} blocking of {checked}{waived}")
     return {"schemaVersion": 1, "label": "ACP v2", "message": msg, "color": "brightgreen" if ok else "red"}
 

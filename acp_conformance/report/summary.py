@@ -14,6 +14,8 @@ def markdown(report: dict[str, Any]) -> str:
     c = v.get("counts", {})
     lines = [f"## ACP conformance: {'✅ CONFORMANT' if v.get('conformant') else '❌ NOT CONFORMANT'}", "",
              f"`{report.get('target', {}).get('command', '')}`", "",
+             *([f"{v['coverage']['exercised']} of {v['coverage']['checked']} rules exercised", ""]
+               if v.get("coverage") else []),
              "| " + " | ".join(label(s) for s in ORDER if c.get(s)) + " |",
              "|" + "---|" * sum(1 for s in ORDER if c.get(s)),
              "| " + " | ".join(str(c[s]) for s in ORDER if c.get(s)) + " |", ""]
@@ -27,6 +29,10 @@ def markdown(report: dict[str, Any]) -> str:
             why = why.replace("|", "\\|")
             lines.append(f"| {r['id']} | {r['level']} | {label(r['status'])} | {why} |")
         lines.append("")
+    idle = [r for r in report["rules"] if r.get("checked") and r["status"] == "not-exercised"]
+    if idle:  # not failures: situations only the target could create, with what would reach them
+        lines += ["<details><summary>not exercised: " + str(len(idle)) + " rules</summary>", ""]
+        lines += [f"- {r['id']}: {(r.get('reach') or '').replace('|', '')}" for r in idle] + ["", "</details>", ""]
     lines.append(v.get("summary", ""))
     return "\n".join(lines) + "\n"
 

@@ -19,6 +19,9 @@ from pathlib import Path
 
 CATALOG_PATH = Path(__file__).with_name("catalog.json")  # the shared catalog, IDs unchanged
 EXTRA_PATH = Path(__file__).with_name("catalog_extra.json")  # rules this project adds, new IDs
+# who creates each checked rule's situation: "suite" (always, against a conforming target) or
+# "target" (only the target decides: tool calls, permission requests...), with what would reach it
+SITUATIONS_PATH = Path(__file__).with_name("situations.json")
 
 BLOCKING_LEVELS = {"MUST", "MUST NOT"}
 SHOULD_LEVELS = {"SHOULD", "SHOULD NOT"}
@@ -39,6 +42,8 @@ class Rule:
     precondition: str
     testable: str
     source: str
+    creator: str = ""  # "suite" or "target" for a checked rule (situations.json); "" when unchecked
+    reach: str = ""  # for a "target" rule: what would make its situation arise (a steering option...)
 
     @property
     def advisory(self) -> bool:
@@ -71,7 +76,15 @@ class Rule:
 def load_catalog() -> dict[str, Rule]:
     data = json.loads(CATALOG_PATH.read_text(encoding="utf-8"))
     data += json.loads(EXTRA_PATH.read_text(encoding="utf-8"))
-    return {r["id"]: Rule(**{k: r.get(k, "") for k in Rule.__dataclass_fields__}) for r in data}
+    situations = load_situations()
+    return {r["id"]: Rule(**{k: r.get(k, "") for k in Rule.__dataclass_fields__ if k not in ("creator", "reach")},
+                          **situations.get(r["id"], {})) for r in data}
+
+
+@lru_cache(maxsize=1)
+def load_situations() -> dict[str, dict[str, str]]:
+    """{rule id: {"creator": "suite"|"target", "reach": ...}} for every checked rule."""
+    return json.loads(SITUATIONS_PATH.read_text(encoding="utf-8"))
 
 
 @lru_cache(maxsize=1)

@@ -6,6 +6,10 @@
   state, see ``catalog.py``); a failed MAY rule only a note. ``strict`` makes warnings block.
 * A blocking rule this suite checks that no test exercised is ``not-tested`` and counts against
   conformance: a dead agent must not score 100%.
+* A checked rule whose situation only the target can create (``Rule.creator == "target"``: tool calls,
+  permission requests, terminals...) that never arose is ``not-exercised``: listed with what would
+  reach it, not blocking, and left out of the coverage figure's numerator. ``require_coverage``
+  (certification) makes it block; a waiver naming it (``we never create terminals``) waives it.
 * A rule the suite has no check for yet is listed as such and left out of the verdict.
 * A rule whose every bound test was skipped (a capability the target does not advertise) is ``skip``.
 * Waivers (--acp-expected-failures): a waived rule that fails, is flaky or warns is ``xfail`` and does
@@ -18,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from .catalog import Rule
-from .findings import FAIL, FLAKY, INFO, NOT_TESTED, PASS, SKIP, WARN, Finding, worst
+from .findings import FAIL, FLAKY, INFO, NOT_EXERCISED, NOT_TESTED, PASS, SKIP, WARN, Finding, worst
 
 XFAIL = "xfail"  # failed, and listed as an expected failure (a waiver): reported, not counted
 WAIVABLE = (FAIL, FLAKY, WARN)  # statuses a waiver turns into xfail
@@ -34,6 +38,7 @@ class RuleVerdict:
     reason: str = ""
     waiver: Any = None  # the Waiver (rule, reason, link) naming this rule, if any
     stale_waiver: bool = False  # waived, yet it passed
+    exercised: bool = False  # its situation arose: some finding judged it (pass, fail, warn...)
 
     @property
     def counts(self) -> bool:
@@ -54,6 +59,8 @@ class RuleVerdict:
                         or [f.to_json() for f in sorted(self.findings, key=lambda f: f.status != self.status)][:3],
             "waiver": self.waiver.to_json() if self.waiver is not None else None,
             "stale_waiver": self.stale_waiver,
+            "creator": r.creator or None,
+            "reach": r.reach or None,
         }
 
 
@@ -61,10 +68,12 @@ class RuleVerdict:
 class Verdict:
     rules: list[RuleVerdict]
     strict: bool = False
+    require_coverage: bool = False  # certification: a not-exercised rule blocks too
 
     @property
     def blocking_failures(self) -> list[RuleVerdict]:
-        bad = {FAIL, FLAKY, NOT_TESTED} | ({WARN} if self.strict else set())
+        bad = ({FAIL, FLAKY, NOT_TESTED} | ({WARN} if self.strict else set())
+               | ({NOT_EXERCISED} if self.require_coverage else set()))
         return [v for v in self.rules if v.checked and (v.rule.blocking or (self.strict and v.status == WARN))
                 and v.status in bad]
 
@@ -73,11 +82,20 @@ class Verdict:
         return not self.blocking_failures
 
     def counts(self) -> dict[str, int]:
-        out = {s: 0 for s in (PASS, FAIL, FLAKY, WARN, XFAIL, SKIP, NOT_TESTED)}
+        out = {s: 0 for s in (PASS, FAIL, FLAKY, WARN, XFAIL, SKIP, NOT_TESTED, NOT_EXERCISED)}
         for v in self.rules:
             if v.checked:
                 out[v.status] = out.get(v.status, 0) + 1
         return out
+
+    def coverage(self) -> dict[str, int]:
+        """How many checked rules' situations arose (``exercised``) out of the checked rules (``checked``)."""
+        checked = [v for v in self.rules if v.checked]
+        return {"exercised": sum(1 for v in checked if v.exercised), "checked": len(checked)}
+
+    @property
+    def not_exercised(self) -> list[RuleVerdict]:
+        return [v for v in self.rules if v.checked and v.status == NOT_EXERCISED]
 
     @property
     def stale_waivers(self) -> list[RuleVerdict]:
@@ -87,7 +105,10 @@ class Verdict:
         c = self.counts()
         checked = sum(1 for v in self.rules if v.checked)
         head = "CONFORMANT" if self.conformant else "NOT CONFORMANT"
-        parts = ", ".join(f"{c[s]} {s}" for s in (PASS, FAIL, FLAKY, WARN, XFAIL, NOT_TESTED, SKIP) if c[s])
+        parts = ", ".join(f"{c[s]} {s}" for s in (PASS, FAIL, FLAKY, WARN, XFAIL, NOT_TESTED, NOT_EXERCISED, SKIP)
+                          if c[s])
+        cov = self.coverage()
+        failed = c[FAIL] + c[FLAKY]
         extra = ""
         if not self.conformant:
             ids = [v.rule.id for v in self.blocking_failures]
@@ -95,7 +116,8 @@ class Verdict:
         stale = self.stale_waivers
         if stale:
             extra += f"; stale waivers (these rules pass now): {', '.join(v.rule.id for v in stale)}"
-        return f"ACP verdict: {head} ({checked} rules checked: {parts}{extra})"
+        return (f"ACP verdict: {head}: {cov['exercised']} of {cov['checked']} rules exercised, {failed} failed"
+                f" ({checked} rules checked: {parts}{extra})")
 
 
 def _level_status(rule: Rule, status: str) -> str:
@@ -109,7 +131,8 @@ def _level_status(rule: Rule, status: str) -> str:
 def compute(catalog: dict[str, Rule], findings: Iterable[Finding], checked: set[str],
             bound_tests: dict[str, list[str]], skipped_tests: dict[str, str],
             strict: bool = False, side: str | None = None,
-            not_observable: dict[str, str] | None = None, waivers: dict[str, Any] | None = None) -> Verdict:
+            not_observable: dict[str, str] | None = None, waivers: dict[str, Any] | None = None,
+            require_coverage: bool = False) -> Verdict:
     """``bound_tests``: rule -> the test ids that name it; ``skipped_tests``: test id -> reason."""
     not_observable = not_observable or {}
     by_rule: dict[str, list[Finding]] = {}
@@ -143,14 +166,20 @@ def compute(catalog: dict[str, Rule], findings: Iterable[Finding], checked: set[
                 reason = "the tests bound to this rule did not reach the situation it is about"
             else:
                 reason = "no test exercised this rule"
+        if status == NOT_TESTED and is_checked and rule.creator == "target":
+            status = NOT_EXERCISED  # only the target could have created the situation, and it never did
+            reason = f"{reason}; would be reached by {rule.reach}" if rule.reach else reason
         rv = RuleVerdict(rule, status, is_checked, fs, tests, reason)
+        rv.exercised = is_checked and (status in (PASS, FAIL, FLAKY, WARN) or INFO in statuses)
         w = (waivers or {}).get(rule.id)
         if w is not None:
             rv.waiver = w
-            if status in WAIVABLE:
+            if status == NOT_EXERCISED:
+                rv.status, rv.reason = XFAIL, f"waived ({w.reason}): {reason}"
+            elif status in WAIVABLE:
                 rv.status, rv.reason = XFAIL, f"expected failure ({w.reason}): " + (reason or next(
                     (f.message for f in fs if f.status in WAIVABLE), ""))
             elif status == PASS:
                 rv.stale_waiver = True
         out.append(rv)
-    return Verdict(out, strict)
+    return Verdict(out, strict, require_coverage)
