@@ -91,15 +91,20 @@ def run_rules(argv: list[str]) -> int:
     if a.coverage:
         checked = sum(1 for r in rows if r.id in RULES_CHECKED)
         blocking = [r for r in rows if r.blocking]
-        print(f"{'rule':14} {'level':9} {'side':7} {'checked by':28} summary")
+        print(f"{'rule':14} {'level':9} {'side':7} {'checked by':28} {'situation':9} summary")
         for r in rows:
             by = RULES_CHECKED.get(r.id) or ("not observable" if r.id in hidden else "-")
-            print(f"{r.id:14} {r.level:9} {r.side:7} {by:28} {r.summary[:70]}")
+            # who creates the rule's situation: the suite, always; or only the target (not-exercised if never)
+            made = (r.creator or "-") if r.id in RULES_CHECKED else "-"
+            print(f"{r.id:14} {r.level:9} {r.side:7} {by:28} {made:9} {r.summary[:70]}")
         for r in rows:
             if r.id in hidden and r.id not in RULES_CHECKED:
                 print(f"  {r.id}: not observable on the wire: {hidden[r.id]}")
         print(f"\n{checked} of {len(rows)} rules checked, {sum(1 for r in rows if r.id in hidden)} not observable; "
-              f"{sum(1 for r in blocking if r.id in RULES_CHECKED)} of {len(blocking)} blocking rules checked")
+              f"{sum(1 for r in blocking if r.id in RULES_CHECKED)} of {len(blocking)} blocking rules checked; "
+              f"{sum(1 for r in rows if r.id in RULES_CHECKED and r.creator == 'target')} checked rules whose "
+              "situation only the target can create (not-exercised when it never arises; what reaches each: "
+              "acp_conformance/rules/situations.json)")
     else:
         for r in rows:
             print(f"{r.id:14} {r.level:9} {r.side:7} {r.summary}")
