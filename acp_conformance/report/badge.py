@@ -11,14 +11,18 @@ def badge(report: dict[str, Any]) -> dict[str, Any]:
     v = report["verdict"]
     c = v.get("counts", {})
     checked = sum(c.values())
+    cov = v.get("coverage") or {"exercised": c.get("pass", 0), "checked": checked}
+    exercised = f"{cov['exercised']}/{cov['checked']} exercised"
     ok = bool(v.get("conformant"))
     bad = len(v.get("blocking") or [])  # the rules that decide against conformance (fail, flaky, not-tested)
-    waived = f", {c['xfail']} waived" if c.get("xfail") else ""
-    cov = v.get("coverage")
-    exercised = f" · {cov['exercised']}/{cov['checked']} exercised" if cov else f", {c.get('pass', 0)}/{checked} pass"
-    msg = (f"conformant{exercised}{waived}" if ok
-           else f"not conformant, {bad} blocking of {checked}{waived}")
-    return {"schemaVersion": 1, "label": "ACP v2", "message": msg, "color": "brightgreen" if ok else "red"}
+    waived = f" · {c['xfail']} waived" if c.get("xfail") else ""
+    msg = (f"conformant · {exercised}{waived}" if ok else f"not conformant · {bad} blocking · {exercised}{waived}")
+    return {"schemaVersion": 1, "label": _label(report), "message": msg, "color": "brightgreen" if ok else "red"}
+
+
+def _label(report: dict[str, Any]) -> str:
+    """The revision judged: "ACP v2 Preview" for "ACP v2 Preview (2026-11-20)"."""
+    return (report.get("spec") or {}).get("revision", "ACP v2").split(" (")[0]
 
 
 def write_badge(path: Path, report: dict[str, Any]) -> Path:

@@ -62,10 +62,11 @@ def page_data(report: dict[str, Any]) -> dict[str, Any]:
             transcripts[tid] = _load_transcript(path, marked)
     return {"verdict": report.get("verdict", {}), "target": report.get("target", {}),
             "suite": report.get("suite", {}), "generated": report.get("generated", ""),
+            "spec": report.get("spec", {}), "schema": report.get("schema", {}),
             "redacted": report.get("redacted", True), "waivers_file": report.get("waivers_file"),
             "rules": [{k: r.get(k) for k in ("id", "area", "level", "tier", "status", "checked", "blocking", "summary",
                                                "source", "reason", "expected", "evidence", "tests", "waiver",
-                                               "stale_waiver")} for r in report["rules"]],
+                                               "stale_waiver", "note")} for r in report["rules"]],
             "transcripts": transcripts,
             "statuses": {s: {"label": STATUSES[s][0], "colour": STATUSES[s][1]} for s in ORDER}}
 
@@ -79,8 +80,12 @@ def render(report: dict[str, Any], title: str = "ACP conformance report") -> str
     data = page_data(report)
     v = data["verdict"]
     head = "CONFORMANT" if v.get("conformant") else "NOT CONFORMANT"
+    cov = v.get("coverage")
+    proven = (f"{cov['exercised']} of {cov['checked']} rules exercised, "
+              f"{v.get('counts', {}).get('fail', 0) + v.get('counts', {}).get('flaky', 0)} failed" if cov else "")
     return (PAGE.replace("@@TITLE@@", html.escape(title))
             .replace("@@VERDICT@@", head)
+            .replace("@@PROVEN@@", html.escape(proven))
             .replace("@@VCLASS@@", "ok" if v.get("conformant") else "bad")
             .replace("@@SUMMARY@@", html.escape(v.get("summary", "")))
             .replace("@@DATA@@", _script_json(data)))
@@ -97,9 +102,10 @@ def write_html_report(path: Path, report: dict[str, Any]) -> Path:
 CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:0 1.5em 3em;color:#222}
 h1{margin:.6em 0 .2em} .verdict{font-size:1.6em;font-weight:700;padding:.3em .6em;border-radius:4px;display:inline-block;color:#fff}
-.verdict.ok{background:#2e7d32}.verdict.bad{background:#c62828}
+.verdict.ok{background:#2e7d32}.verdict.bad{background:#c62828} .proven{font-size:1.3em;font-weight:600;margin-left:.5em}
 table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:2px 6px;text-align:left;vertical-align:top}
 .counts td{text-align:right}.st{color:#fff;border-radius:3px;padding:0 4px;font-size:12px;white-space:nowrap}
+tr.rule{scroll-margin-top:6em}  /* a rule jumped to is not hidden under the sticky filters */
 #filters{margin:1em 0;position:sticky;top:0;background:#fff;padding:.4em 0;border-bottom:1px solid #ddd}
 #filters button{margin:1px;border:1px solid #999;background:#f4f4f4;border-radius:3px;cursor:pointer}
 #filters button.on{background:#333;color:#fff}
@@ -189,7 +195,7 @@ const rows = [];
                            'data-level': r.level, 'data-area': r.area, 'data-checked': String(!!r.checked)},
         el('td', {class: 'mono', text: r.id}), el('td', {}, badge(r.status), r.stale_waiver ? ' stale waiver' : null),
         el('td', {text: r.level}), el('td', {text: r.summary + (r.reason && !hasEv ? ' \u2014 ' + r.reason : '')}),
-        el('td', {class: 'mono', text: r.source || ''}));
+        el('td', {class: 'mono', text: r.source || ''}, r.note ? el('div', {class: 'note', text: 'note: ' + r.note}) : null));
       tb.append(tr); rows.push([tr, r]);
       if (hasEv) {
         const ev = el('tr', {class: 'ev hidden', 'data-for': r.id}, el('td', {colspan: '5'}));
@@ -281,7 +287,7 @@ PAGE = """<!DOCTYPE html>
 <title>@@TITLE@@</title><style>""" + CSS + """</style></head>
 <body>
 <h1>@@TITLE@@</h1>
-<div class="verdict @@VCLASS@@" id="verdict">@@VERDICT@@</div>
+<div class="verdict @@VCLASS@@" id="verdict">@@VERDICT@@</div> <span class="proven" id="coverage">@@PROVEN@@</span>
 <p id="summary">@@SUMMARY@@</p>
 <p class="mono" id="target"></p>
 <table class="counts" id="counts"></table>
@@ -297,6 +303,7 @@ PAGE = """<!DOCTYPE html>
 <script>""" + JS + """
 document.getElementById('target').textContent = (D.target.side || 'agent') + ': ' + (D.target.command || '') +
   (D.target.info ? '  \\u2014 ' + JSON.stringify(D.target.info) : '') + '  \\u2014 suite ' + (D.suite.version || '') + ', ' + D.generated +
+  '  \\u2014 judges ' + ((D.spec || {}).revision || 'ACP v2') + ', schema ' + ((D.schema || {}).revision || '') +
   (D.redacted ? '  \\u2014 secrets redacted' : '  \\u2014 NOT redacted (--acp-no-redact)') +
   (D.waivers_file ? '  \\u2014 expected failures: ' + D.waivers_file : '');
 </script>

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
+from .. import SPEC_REVISION, __version__
 
 
 def _stderr_path(transcript: str | None) -> str | None:
@@ -29,6 +29,7 @@ def build_json_report(verdict, state) -> dict[str, Any]:
         rules.append(entry)
     return {
         "suite": {"name": "acp-conformance", "version": __version__},
+        "spec": {"revision": SPEC_REVISION},
         "generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "schema": {"path": str(s["schema"].path), "revision": s["schema"].revision, "sha256": s["schema"].sha256},
         "target": {"side": getattr(state, "side", None) or s.get("side", "agent"),
@@ -37,10 +38,9 @@ def build_json_report(verdict, state) -> dict[str, Any]:
         "verdict": {"conformant": verdict.conformant, "strict": verdict.strict, "counts": verdict.counts(),
                     "blocking": [v.rule.id for v in verdict.blocking_failures],
                     "stale_waivers": [v.rule.id for v in getattr(verdict, "stale_waivers", [])],
-                    "summary": verdict.summary_line(),
-                    "require_coverage": getattr(verdict, "require_coverage", False),
-                    "coverage": verdict.coverage(),
-                    "not_exercised": [v.rule.id for v in verdict.not_exercised]},
+                    "summary": verdict.summary_line(), "headline": verdict.headline(),
+                    "coverage": verdict.coverage(), "require_coverage": verdict.require_coverage,
+                    "inconclusive": [v.rule.id for v in verdict.inconclusive]},
         "redacted": not s.get("no_redact", False),
         "waivers_file": s.get("waivers_file"),
         "tests": [{"id": t, "transcript": p, "stderr": _stderr_path(p), "skipped": state.skipped.get(t),

@@ -16,12 +16,13 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 CATALOG_PATH = Path(__file__).with_name("catalog.json")  # the shared catalog, IDs unchanged
 EXTRA_PATH = Path(__file__).with_name("catalog_extra.json")  # rules this project adds, new IDs
-# who creates each checked rule's situation: "suite" (always, against a conforming target) or
-# "target" (only the target decides: tool calls, permission requests...), with what would reach it
+# who creates each rule's situation (suite / target) and what would reach a target rule
 SITUATIONS_PATH = Path(__file__).with_name("situations.json")
+SUITE, TARGET = "suite", "target"
 
 BLOCKING_LEVELS = {"MUST", "MUST NOT"}
 SHOULD_LEVELS = {"SHOULD", "SHOULD NOT"}
@@ -42,8 +43,16 @@ class Rule:
     precondition: str
     testable: str
     source: str
-    creator: str = ""  # "suite" or "target" for a checked rule (situations.json); "" when unchecked
-    reach: str = ""  # for a "target" rule: what would make its situation arise (a steering option...)
+    # who creates the situation: "suite" or "target", or ((side, creator), ...) where the sides differ (situations.json)
+    creator: Any = SUITE
+    reach: str = ""  # for a target rule: what would exercise it (a steering option, a behaviour)
+
+    def creator_on(self, side: str | None) -> str:
+        """Who creates this rule's situation in a run against a target of ``side`` (agent / client)."""
+        if isinstance(self.creator, tuple):  # ((side, creator), ...): hashable, as a frozen dataclass needs
+            by_side = dict(self.creator)
+            return by_side.get(side or "agent", by_side.get("agent", SUITE))
+        return self.creator
 
     @property
     def advisory(self) -> bool:
@@ -71,20 +80,66 @@ class Rule:
     def spec_refs(self) -> list[str]:
         return [s.strip() for s in self.source.split(";") if s.strip()]
 
+    @property
+    def public_source(self) -> str:
+        """The source as a reader outside this project can open it: ACP pages, schema types, RFDs, JSON-RPC."""
+        return public_source(self.source)
+
+    @property
+    def note(self) -> str:
+        """Where this rule's reading differs from another published kit or an older text (kit_notes.json)."""
+        return load_kit_notes().get(self.id, "")
+
 
 @lru_cache(maxsize=1)
 def load_catalog() -> dict[str, Rule]:
     data = json.loads(CATALOG_PATH.read_text(encoding="utf-8"))
     data += json.loads(EXTRA_PATH.read_text(encoding="utf-8"))
     situations = load_situations()
-    return {r["id"]: Rule(**{k: r.get(k, "") for k in Rule.__dataclass_fields__ if k not in ("creator", "reach")},
-                          **situations.get(r["id"], {})) for r in data}
+    text_fields = [k for k in Rule.__dataclass_fields__ if k not in ("creator", "reach")]
+    def creator(rid: str) -> Any:
+        c = situations.get(rid, {}).get("creator", SUITE)
+        return tuple(sorted(c.items())) if isinstance(c, dict) else c
+
+    return {r["id"]: Rule(**{k: r.get(k, "") for k in text_fields}, creator=creator(r["id"]),
+                          reach=situations.get(r["id"], {}).get("reach", ""))
+            for r in data}
 
 
 @lru_cache(maxsize=1)
-def load_situations() -> dict[str, dict[str, str]]:
-    """{rule id: {"creator": "suite"|"target", "reach": ...}} for every checked rule."""
-    return json.loads(SITUATIONS_PATH.read_text(encoding="utf-8"))
+def load_situations() -> dict[str, dict[str, Any]]:
+    """situations.json: rule id -> {creator, reach}."""
+    return json.loads(SITUATIONS_PATH.read_text(encoding="utf-8"))["rules"]
+
+
+@lru_cache(maxsize=1)
+def _public_table() -> dict[str, Any]:
+    return json.loads(SITUATIONS_PATH.with_name("public_sources.json").read_text(encoding="utf-8"))
+
+
+@lru_cache(maxsize=512)
+def public_source(source: str) -> str:
+    """``source`` with every internal reference replaced by the public document it came from."""
+    table = _public_table()
+    out = source
+    for old, new in table["replace"]:
+        out = out.replace(old, new)
+    for pattern, repl in table["patterns"]:
+        out = re.sub(pattern, repl, out)
+    return re.sub(r"\s+([;,)])", r"\1", re.sub(r"\s{2,}", " ", out)).strip()
+
+
+@lru_cache(maxsize=1)
+def load_kit_notes() -> dict[str, str]:
+    """kit_notes.json: rule id -> how its reading differs from another published kit (acp-tck) or text."""
+    return json.loads(SITUATIONS_PATH.with_name("kit_notes.json").read_text(encoding="utf-8"))["notes"]
+
+
+@lru_cache(maxsize=1)
+def load_retired() -> dict[str, str]:
+    """retired.json: catalog rules the suite no longer judges (rule id -> why), e.g. the JSON-RPC batch rules
+    that ACP v2 dropped. They keep their IDs and are listed, unchecked, with the reason."""
+    return json.loads(SITUATIONS_PATH.with_name("retired.json").read_text(encoding="utf-8"))["retired"]
 
 
 @lru_cache(maxsize=1)

@@ -197,6 +197,10 @@ class SessionErrorMonitor(ConnMonitor):
         else:
             self.failed("CLOSE-005", f"{label} got error {js(resp.error_code)}; success (or -32002) was expected.",
                         frames)
+            # close is the one session-scoped request that may succeed for an unknown session; any other answer
+            # than success is still ERR-001's: a session that does not exist is reported with -32002
+            self.failed("ERR-001", f"{label} got error {js(resp.error_code)}: a session that does not exist is "
+                        "answered with -32002 (or, for session/close only, success).", frames)
 
 
 class ResponseMonitor(ConnMonitor):
@@ -211,7 +215,10 @@ class ResponseMonitor(ConnMonitor):
         self.bad = False
 
     def analyze(self, log: ConnLog) -> None:
-        reqs = [m for m in log.msgs if m.direction == SENT and m.kind == REQUEST and m.id is not None]
+        # a batch member is not a request owed an answer: ACP v2 has no batches, a batch is one invalid request
+        # (answered by one -32600 with id null: TRANSPORT-012 judges it)
+        reqs = [m for m in log.msgs if m.direction == SENT and m.kind == REQUEST and m.id is not None
+                and m.index is None]
         self.requests += len(reqs)
         for r in reqs:
             label = f"{r.method} id={js(r.id)}"
