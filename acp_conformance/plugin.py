@@ -85,9 +85,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help="seconds one test may take in all (default 60)")
     g.addoption("--acp-schema", dest="acp_schema", default=None, metavar="PATH",
                 help="validate against another revision of the ACP JSON Schema")
-    g.addoption("--acp-require-coverage", dest="acp_require_coverage", action="store_true", default=False,
-                help="certification: a rule whose situation the target never created (not-exercised) blocks "
-                     "conformance too, unless a waiver names it")
     g.addoption("--acp-strict", dest="acp_strict", action="store_true", default=False,
                 help="SHOULD-level warnings block conformance too")
     g.addoption("--acp-long-prompt", dest="acp_long_prompt", default=DEFAULT_PROMPTS["long"], metavar="TEXT",
@@ -609,7 +606,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
     tr = terminalreporter
     tr.section("ACP conformance")
     for rv in v.rules:
-        if rv.checked and rv.status in (FAIL, WARN, "not-tested", "not-exercised"):
+        if rv.checked and rv.status in (FAIL, WARN, "not-tested"):
             why = rv.reason or next((f.message for f in rv.findings if f.status in (FAIL, WARN)), "")
             tr.line(f"  {rv.status.upper():10} {rv.rule.id:14} {rv.rule.level:8} {why[:160]}")
         elif rv.status == "xfail" or rv.stale_waiver:

@@ -30,10 +30,6 @@ def markdown(report: dict[str, Any]) -> str:
             why = why.replace("|", "\\|")
             lines.append(f"| {r['id']} | {r['level']} | {label(r['status'])} | {why} |")
         lines.append("")
-    idle = [r for r in report["rules"] if r.get("checked") and r["status"] == "not-exercised"]
-    if idle:  # not failures: situations only the target could create, with what would reach them
-        lines += ["<details><summary>not exercised: " + str(len(idle)) + " rules</summary>", ""]
-        lines += [f"- {r['id']}: {(r.get('reach') or '').replace('|', '')}" for r in idle] + ["", "</details>", ""]
     lines.append(v.get("summary", ""))
     return "\n".join(lines) + "\n"
 

@@ -10,9 +10,6 @@ FAIL = "fail"
 WARN = "warn"
 SKIP = "skip"
 NOT_TESTED = "not-tested"
-# a rule whose situation only the target can create (a tool call, a permission request...) and that
-# never arose: listed with what would reach it, not blocking unless coverage is required
-NOT_EXERCISED = "not-exercised"
 INFO = "info"  # an INFORMATIONAL observation: recorded, never counted
 FLAKY = "flaky"  # failed, then passed when its test was rerun alone (--acp-rerun-failures)
 NOT_EXERCISED = "not-exercised"

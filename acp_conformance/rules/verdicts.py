@@ -66,8 +66,6 @@ class RuleVerdict:
                         or [f.to_json() for f in sorted(self.findings, key=lambda f: f.status != self.status)][:3],
             "waiver": self.waiver.to_json() if self.waiver is not None else None,
             "stale_waiver": self.stale_waiver,
-            "creator": r.creator or None,
-            "reach": r.reach or None,
         }
 
 
@@ -115,15 +113,6 @@ class Verdict:
             if v.checked:
                 out[v.status] = out.get(v.status, 0) + 1
         return out
-
-    def coverage(self) -> dict[str, int]:
-        """How many checked rules' situations arose (``exercised``) out of the checked rules (``checked``)."""
-        checked = [v for v in self.rules if v.checked]
-        return {"exercised": sum(1 for v in checked if v.exercised), "checked": len(checked)}
-
-    @property
-    def not_exercised(self) -> list[RuleVerdict]:
-        return [v for v in self.rules if v.checked and v.status == NOT_EXERCISED]
 
     @property
     def stale_waivers(self) -> list[RuleVerdict]:
