@@ -670,6 +670,16 @@ def test_resume_003_state_before_marker():
     assert_fails(findings, "RESUME-003", also={"RESUME-004"})
 
 
+def test_resume_003_accepts_a_live_update_in_flight_before_replay_complete():
+    # the reworded replay_complete (Rust SDK 5.5.0): a live update the agent sent before the client's resume
+    # request may still arrive after it, i.e. among the replayed history: not a failure of RESUME-003
+    live = A(upd("sess_1", {"sessionUpdate": "agent_message_chunk", "messageId": "msg_live",
+                            "content": {"type": "text", "text": "still working"}}))
+    findings = run(change(BASE, MARKER_1, live + "\n" + MARKER_1))
+    assert PASS in statuses(findings, "RESUME-003")
+    assert not bad(findings) & {"RESUME-002", "RESUME-003", "RESUME-004"}
+
+
 def test_resume_004_no_state_without_replay():
     s = change(BASE, 'A->C {"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess_1","update":{"sessionUpdate":"state_update","state":"idle"}}}    # current state, before the response\n', "")
     findings = run(s)
