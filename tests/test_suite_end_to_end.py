@@ -159,7 +159,7 @@ def test_an_agent_that_never_calls_tools_leaves_tool_rules_not_exercised_and_sti
     rules only that prompt's tool call reaches (its content chunks, the session cwd of its locations)
     not-exercised (listed, not blocking) and the run still exits 0. Other steering prompts (permission)
     still bring tool calls, so TOOL-001 and the like are exercised there."""
-    r = run_suite(REFERENCE_AGENT, tmp_path, "--acp-tool-prompt=Say hello")
+    r = run_suite(REFERENCE_AGENT, tmp_path, "--acp-tool-prompt=Say hello", "-n", "2")  # a whole suite: two workers
     assert r.returncode == 0, r.output[-4000:]
     v = r.report["verdict"]
     assert v["conformant"] is True
