@@ -24,6 +24,8 @@ and that follows a notification of the suite is charged to that notification.
 
 from __future__ import annotations
 
+import bisect
+
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -384,13 +386,29 @@ class WireErrorMonitor(FrameLogMixin, ConnMonitor):
 
     def _later_health(self, log: ConnLog, after: Frame) -> tuple[bool | None, Msg | None]:
         """Did a later request of the suite on this connection get its response? (None: no later request)"""
-        later = [m for m in log.msgs if m.direction == SENT and m.kind == REQUEST and valid_id(m.id)
-                 and m.frame.seq > after.seq]
-        if not later:
+        seqs, reqs, answered = self._requests_of(log)
+        i = bisect.bisect_right(seqs, after.seq)
+        if i == len(reqs):
             return None, None
-        if any(r.responses for r in later):
-            return True, next(r for r in later if r.responses)
-        return False, later[0]
+        if answered[i] is not None:
+            return True, answered[i]
+        return False, reqs[i]
+
+    def _requests_of(self, log: ConnLog) -> tuple[list[int], list[Msg], list[Msg | None]]:
+        """The suite's requests of the connection in order, and from each on the first one answered: computed
+        once per connection (a session with many notifications asks for every one of them)."""
+        cache = getattr(self, "_requests_cache", None)
+        if cache is None or cache[0] is not log or cache[1] != len(log.msgs):
+            reqs = sorted((m for m in log.msgs if m.direction == SENT and m.kind == REQUEST and valid_id(m.id)),
+                          key=lambda m: m.frame.seq)
+            answered: list[Msg | None] = [None] * len(reqs)
+            nxt = None
+            for k in range(len(reqs) - 1, -1, -1):
+                if reqs[k].responses:
+                    nxt = reqs[k]
+                answered[k] = nxt
+            cache = self._requests_cache = (log, len(log.msgs), ([m.frame.seq for m in reqs], reqs, answered))
+        return cache[2]
 
     def _malformed(self, log: ConnLog, sent: list[Sent]) -> None:
         for s in sent:
