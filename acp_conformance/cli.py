@@ -1,5 +1,6 @@
 """The console script: ``acp-conformance agent [OPTIONS] [-- CMD ARGS...]``, ``acp-conformance rules``,
-``acp-conformance fuzz`` and ``replay`` (the fuzzer of ``acp_conformance.fuzz``).
+``acp-conformance fuzz`` and ``replay`` (the fuzzer of ``acp_conformance.fuzz``), ``tap`` and ``check``
+(observed traffic, ``acp_conformance.tap``; ``tap`` exits with its agent's status instead).
 
 ``agent`` is a thin wrapper over pytest with this package's plugin; with no command it runs the
 suite against the bundled reference agent, so a newcomer sees a full run in one command.
@@ -23,7 +24,8 @@ USAGE = """acp-conformance agent [PYTEST-OPTIONS] [-- CMD ARGS...]
 
 acp-conformance client [PYTEST-OPTIONS] [-- CMD ARGS...]
   Run the conformance suite against a client (default: the bundled reference client); the suite
-  plays the agent. Where CMD holds {agent}, the client is to launch that command as its agent;
+  plays the agent. Where CMD holds {agent}, it becomes the path of an executable (one word) that the
+  client launches as its agent, as argv (my-client -- {agent}) or inside a command-line string;
   without it the suite speaks to the client on its own stdio.
 
 acp-conformance rules [--coverage] [--side agent|client]
@@ -36,6 +38,15 @@ acp-conformance fuzz --agent-cmd CMD [--seed N] [--max-examples N] [--budget S] 
                      [--report-dir DIR] [--strict] [--timeout S]      (or --client-cmd CMD)
   Fuzz the target with generated traffic judged by every rule; a failure is shrunk and written as a
   scenario file (fuzz-counterexample.yaml) beside fuzz-report.json. Exit 0: no finding, 1: a finding.
+
+acp-conformance tap [--report-dir DIR] [--live [FILE]] [--junitxml FILE] [--strict] [--wire-log] -- AGENT ARGS...
+  Put this in your editor's agent configuration: it runs the agent, passes every byte through
+  unchanged, judges both the editor and the agent on the real session, and writes the reports
+  (default: reports/tap/<time>-<pid>/) when the session ends. Exits with the agent's own status.
+
+acp-conformance check [--report-dir DIR] [--strict] TRANSCRIPT...
+  Judge recorded sessions (our transcript .jsonl, or a plain log: "> " client to agent, "< " agent
+  to client, "! " an event, one per line). Exit 0: no blocking rule broken, 1: broken, 2: unreadable file.
 
 acp-conformance replay FILE --agent-cmd CMD [--timeout S] [--strict]  (or --client-cmd CMD)
   Rerun a scenario file (a fuzz counterexample) with every monitor. Exit 0: it passes, 1: it fails."""
@@ -284,6 +295,12 @@ def main(argv: list[str] | None = None) -> int:
         return _fuzz_command(run_fuzz, "fuzz", rest)
     if cmd == "replay":
         return _fuzz_command(run_replay, "replay", rest)
+    if cmd == "tap":
+        from .tap.proxy import run_tap
+        return run_tap(rest)
+    if cmd == "check":
+        from .tap.check import run_check
+        return run_check(rest)
     print(f"acp-conformance: unknown command {cmd!r}\n\n{USAGE}", file=sys.stderr)
     return 2
 

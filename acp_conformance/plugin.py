@@ -70,7 +70,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help="command line of the agent under test (the suite plays the Client)")
     g.addoption("--client-cmd", dest="acp_client_cmd", default=None, metavar="CMD",
                 help="command line of the client under test (the suite plays the Agent); {agent} in it is "
-                     "replaced by the command line of the agent it should launch (a relay back to the suite)")
+                     "replaced by the path of the agent it should launch (a launcher of a relay back to the suite): one "
+                     "word that works as argv (my-client -- {agent}) and inside a command-line string")
     g.addoption("--acp-client-env", dest="acp_client_env", action="append", default=[], metavar="KEY=VAL",
                 help="set an environment variable for the client (repeatable; steers a scriptable client)")
     g.addoption("--acp-client-arg", dest="acp_client_arg", action="append", default=[], metavar="ARG",

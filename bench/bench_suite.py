@@ -8,6 +8,10 @@
 2. Import time of the plugin and collection time of the bundled suite (target: under 1 s).
 3. Per-frame cost of the transcript and all monitors, and peak memory for a 50,000-frame session
    (target: under 100 MB).
+4. With --whole: the realistic cases, in the same run: the whole bundled agent suite against the
+   reference agent with its default simulated work and against the TypeScript and Python SDK interop
+   agents (when tests/interop/install.sh has installed them), each serial and with -n 2, beside the
+   floor for each (the prompt lifecycle of 1 through a raw stdio driver against that same agent).
 Timings are medians of a few repetitions; the ratio is what to quote, since the machine is shared.
 """
 
@@ -30,10 +34,26 @@ sys.path.insert(0, str(ROOT))
 AGENT = [sys.executable, "-m", "acp_conformance.reference.agent"]
 
 
-def raw_driver(prompts: int, workdir: str) -> float:
+INTEROP = ROOT / "tests" / "interop"
+TARGETS = {
+    "reference": AGENT,
+    "typescript": ["node", str(INTEROP / "ts" / "agent.mjs")],
+    "python": [str(INTEROP / ".venv" / "bin" / "python"), str(INTEROP / "py" / "agent.py")],
+}
+
+
+def installed(name: str) -> bool:
+    if name == "typescript":
+        return (INTEROP / "ts" / "node_modules" / "@agentclientprotocol" / "sdk").is_dir()
+    if name == "python":
+        return Path(TARGETS["python"][0]).exists()
+    return True
+
+
+def raw_driver(prompts: int, workdir: str, agent: list[str] = AGENT) -> float:
     """Write each request, read lines until its answer (and, for prompts, the idle)."""
     t0 = time.perf_counter()
-    p = subprocess.Popen(AGENT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=workdir)
+    p = subprocess.Popen(agent, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=workdir)
 
     def send(msg):
         p.stdin.write(json.dumps(msg).encode() + b"\n")
@@ -68,7 +88,7 @@ def raw_driver(prompts: int, workdir: str) -> float:
     return time.perf_counter() - t0
 
 
-def suite_run(prompts: int, workdir: str) -> tuple[float, int]:
+def suite_run(prompts: int, workdir: str, agent: list[str] = AGENT) -> tuple[float, int]:
     import anyio
 
     from acp_conformance.protocol.schema import cached_schema
@@ -85,14 +105,14 @@ def suite_run(prompts: int, workdir: str) -> tuple[float, int]:
     t0 = time.perf_counter()
     ctx = MonitorContext(options={"validator": validator})
     ctx.add_monitors(ALL_MONITORS)
-    runner = Runner(scn, TargetSpec(AGENT), RunSettings(test_timeout=600), Path(workdir), listeners=[ctx.feed])
+    runner = Runner(scn, TargetSpec(agent), RunSettings(test_timeout=600, startup_timeout=60), Path(workdir), listeners=[ctx.feed])
     result = anyio.run(runner.run)
     ctx.finish()
     elapsed = time.perf_counter() - t0
     if result.error or result.harness_error:
         raise RuntimeError(result.error or result.harness_error)
     bad = [f for f in ctx.findings if f.status in ("fail", "warn")]
-    if bad:
+    if bad and agent is AGENT:
         raise RuntimeError(f"the reference agent was flagged in the benchmark: {bad[:3]}")
     return elapsed, len(result.transcript.frames)
 
@@ -204,12 +224,49 @@ def _feed_frames(n: int, trace: bool) -> tuple[float, float]:
     return elapsed / (n + 10) * 1e6, peak / 2**20
 
 
+def whole_suite(agent: list[str], workers: int) -> tuple[float, str]:
+    """(seconds, pytest's summary line) for the whole bundled agent suite against ``agent``."""
+    with tempfile.TemporaryDirectory() as d:
+        cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", str(workers),
+               f"--agent-cmd={' '.join(agent)}", f"--acp-report-dir={d}/reports", "--acp-startup-timeout=60"]
+        t0 = time.perf_counter()
+        out = subprocess.run(cmd, cwd=d, capture_output=True, text=True)
+        dt = time.perf_counter() - t0
+    lines = [x for x in out.stdout.splitlines() if re.search(r"\d+ (passed|failed|skipped).* in [0-9.]+s", x)]
+    return dt, (lines[-1].strip("= ") if lines else f"exit {out.returncode}")
+
+
+def realistic(prompts: int, names: list[str], workers_list: list[int]) -> None:
+    for name in names:
+        agent = TARGETS[name]
+        if not installed(name):
+            print(f"{name}: not installed (bash tests/interop/install.sh), left out")
+            continue
+        with tempfile.TemporaryDirectory() as d:
+            raw = raw_driver(prompts, d, agent)
+            suite, _ = suite_run(prompts, d, agent)
+        print(f"{name}: prompt lifecycle of {prompts}: raw {raw:.3f} s, suite {suite:.3f} s, "
+              f"ratio {suite / raw:.2f} (target <= 1.3)")
+        for workers in workers_list:
+            dt, summary = whole_suite(agent, workers)
+            print(f"{name}: whole agent suite, -n {workers}: {dt:6.1f} s  ({summary})")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--prompts", type=int, default=50)
     ap.add_argument("--frames", type=int, default=50000)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--whole", action="store_true", help="also time the whole suite on realistic targets")
+    ap.add_argument("--whole-only", action="store_true", help="only the realistic cases")
+    ap.add_argument("--targets", default=",".join(TARGETS), help="realistic targets, comma-separated")
+    ap.add_argument("--workers", default="0,2", help="-n values for the whole-suite runs, comma-separated")
     a = ap.parse_args()
+    if a.whole or a.whole_only:
+        realistic(min(a.prompts, 10), [t for t in a.targets.split(",") if t],
+                  [int(w) for w in a.workers.split(",") if w])
+        if a.whole_only:
+            return 0
     with tempfile.TemporaryDirectory() as d:
         suite_run(2, d)  # warm up: compile the schema, import everything
         raw = median_of(lambda: raw_driver(a.prompts, d), a.repeat)

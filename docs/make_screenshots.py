@@ -9,7 +9,11 @@ then opens the pages in headless Chromium (tests/report_browser.py) and saves:
 
 * report-reference.png: the reference agent's report.html, top of the page;
 * report-broken.png: the broken agent's report.html with the failing rule opened at its evidence;
-* matrix.png: ``acp-conformance compare`` of three targets, only the rules whose results differ.
+* matrix.png: ``acp-conformance compare`` of three targets, only the rules whose results differ;
+* report-tap.png: ``acp-conformance tap`` between a broken client (it answers a notification) and a broken
+  agent (PROMPT-002), the agent's failing rule opened: both programs named, each rule's culprit shown.
+
+``--only tap`` remakes report-tap.png alone (seconds, not the minutes of the suite runs).
 """
 
 from __future__ import annotations
@@ -33,10 +37,14 @@ BROKEN = ("prompt-006", "PROMPT-006")
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=str(ROOT / "docs" / "img"))
+    ap.add_argument("--only", choices=["tap"], default=None)
     a = ap.parse_args()
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="acp-screens-"))
+    tap_screenshot(out, work)
+    if a.only == "tap":
+        return 0
     from report_targets import interop_agents
     third = {f"{n} SDK agent": argv for n, argv in interop_agents().items()}
     if len(third) < 2:
@@ -71,6 +79,23 @@ def main() -> int:
     for p in sorted(out.glob("*.png")):
         print(p, p.stat().st_size // 1024, "KiB")
     return 0
+
+
+TAP_BROKEN = ("reply-to-notification", "prompt-002", "PROMPT-002")
+
+
+def tap_screenshot(out: Path, work: Path) -> None:
+    client = [sys.executable, str(ROOT / "tests" / "client_mutants" / "client_mutants.py"), TAP_BROKEN[0]]
+    agent = [sys.executable, str(ROOT / "tests" / "mutants" / "agent_mutants.py"), TAP_BROKEN[1]]
+    report_dir = work / "tap"
+    subprocess.run([*client, "--", sys.executable, "-m", "acp_conformance", "tap", "--quiet", "--report-dir",
+                    str(report_dir), "--", *agent], cwd=work, capture_output=True, timeout=120)
+    with Browser(width=1280, height=1100) as b:
+        b.load(report_dir / "report.html")
+        b.js("document.querySelector('#statusf button[data-status=\"fail\"]').click()")  # only what broke
+        row = b.open_rule(TAP_BROKEN[2])
+        assert row.is_displayed()
+        b.screenshot(out / "report-tap.png", full_page=False)
 
 
 if __name__ == "__main__":

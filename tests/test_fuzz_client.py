@@ -93,8 +93,13 @@ def test_planted_client_bug_is_found_shrunk_and_replayed(name, tmp_path):
     assert not ok.failed, ok
 
 
-def test_reference_client_survives(tmp_path):
-    result = fuzz_client(reference(), seed=1, max_examples=20, step_count=30, report_dir=tmp_path)
+ALT_CLIENT = [sys.executable, "-m", "acp_conformance.reference.alt_client", "--", "{agent}"]  # other legal choices
+
+
+@pytest.mark.parametrize("alternative", [False, True], ids=["reference", "alternative"])
+def test_reference_client_survives(alternative, tmp_path):
+    cfg = client_config(ALT_CLIENT, timeout=2.0) if alternative else reference()
+    result = fuzz_client(cfg, seed=1, max_examples=20, step_count=30, report_dir=tmp_path)
     assert result.failure is None, (result.failure, result.step_log)
     assert result.examples >= 15 and result.scenario_path is None  # (a script drawn twice runs once)
     kinds = json.loads(result.report_path.read_text())["messages_by_kind"]

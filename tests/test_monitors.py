@@ -965,3 +965,78 @@ def test_stray_idle_crossing_the_next_prompt_is_not_its_end():
     # with no running at all, the early idle still ends the work, and PROMPT-011 fails
     findings = run(s.replace(A(RUNNING) + "\n", "", 1), SLICE_MONITORS)
     assert FAIL in statuses(findings, "PROMPT-011")
+
+
+# --- a prompt that joins running work (issue 11: frames of the alternative reference agent) --------
+def _joined(end_with_idle: bool) -> str:
+    """A long turn; a second prompt arrives while it runs and is inserted into it at once: its response and
+    user message follow straight away, no second running, and the running work's idle (if any) ends both."""
+    first = upd("sess_1", {"sessionUpdate": "user_message_chunk", "messageId": "nachricht-ü→1",
+                           "content": {"type": "text", "text": "Count slowly to 500, one number per line."}})
+    second = upd("sess_1", {"sessionUpdate": "user_message_chunk", "messageId": "nachricht-ü→2",
+                            "content": {"type": "text", "text": "Say hello"}})
+    reply = upd("sess_1", {"sessionUpdate": "agent_message", "messageId": "antwort-ü→1",
+                           "content": [{"type": "text", "text": "1 "}]})
+    lines = [INIT2, SESSION_NEW,
+             C('{"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"sess_1","prompt":[{"type":"text","text":"Count slowly to 500, one number per line."}]}}'),
+             A(RUNNING), A('{"jsonrpc":"2.0","id":2,"result":{"messageId":"nachricht-ü→1"}}'),
+             C('{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"sess_1","prompt":[{"type":"text","text":"Say hello"}]}}'),
+             A(first), A(reply), A('{"jsonrpc":"2.0","id":3,"result":{"messageId":"nachricht-ü→2"}}'), A(second),
+             "@+3", A(reply)]
+    if end_with_idle:
+        lines.append(A(upd("sess_1", {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"})))
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("end_with_idle", [True, False])
+def test_prompt_joining_running_work_is_not_a_missing_running(end_with_idle):
+    findings = run(_joined(end_with_idle), SLICE_MONITORS, idle_grace=1.0)
+    assert not bad(findings), [(f.rule, f.status, f.message) for f in findings if f.status in (FAIL, WARN)]
+    assert PASS in statuses(findings, "PROMPT-011")
+
+
+def test_prompt_joined_then_later_updates():
+    # after the busy work's idle: a message and a repeated idle snapshot (no work of its own), or real work
+    late = "\n".join([A(upd("sess_1", {"sessionUpdate": "agent_message", "messageId": "antwort-ü→2",
+                                        "content": [{"type": "text", "text": "hello"}]})),
+                      A(upd("sess_1", {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}))])
+    findings = run(_joined(True) + "\n" + late, SLICE_MONITORS, idle_grace=1.0)
+    assert not bad(findings) & {"PROMPT-011"}  # a repeated idle snapshot is not work of its own
+    queued = _joined(True) + "\n" + A(RUNNING) + "\n" + late
+    findings = run(queued, SLICE_MONITORS, idle_grace=1.0)
+    assert not bad(findings), [(f.rule, f.status, f.message) for f in findings if f.status in (FAIL, WARN)]
+
+
+def test_prompt_answered_after_the_busy_work_still_needs_its_running():
+    # held behind the work (answered only after its idle): its own work must be reported running
+    s = _joined(True).replace(A('{"jsonrpc":"2.0","id":3,"result":{"messageId":"nachricht-ü→2"}}') + "\n", "")
+    s += "\n" + "\n".join([A('{"jsonrpc":"2.0","id":3,"result":{"messageId":"nachricht-ü→2"}}'),
+                           A(upd("sess_1", {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}))])
+    findings = run(s, SLICE_MONITORS, idle_grace=1.0)
+    assert FAIL in statuses(findings, "PROMPT-011")
+
+
+# --- session/set_config_option from an agent without config options (issue 11: the alternative agent) ----
+def _no_config_agent(with_options: bool) -> str:
+    new = ('{"jsonrpc":"2.0","id":1,"result":{"sessionId":"sess_1"%s}}'
+           % (',"configOptions":[{"configId":"mode","name":"Mode","type":"select","currentValue":"a","options":[{"value":"a","name":"A"}]}]'
+              if with_options else ""))
+    missing = '{"jsonrpc":"2.0","id":%d,"error":{"code":-32601,"message":"Method not found"}}'
+    return "\n".join([INIT2, C('{"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/home/user/project"}}'), A(new),
+                      C('{"jsonrpc":"2.0","id":22,"method":"session/set_config_option","params":{"sessionId":"sess_nope","configId":"mode","type":"id","value":"code"}}'),
+                      A(missing % 22),
+                      C('{"jsonrpc":"2.0","id":"w-13d","method":"session/set_config_option","params":{"sessionId":"sess_1","type":"id","value":"code"}}'),
+                      A(missing.replace("%d", '"w-13d"'))])
+
+
+def test_set_config_option_missing_without_config_options_is_legal():
+    findings = run(_no_config_agent(False))
+    assert statuses(findings, "ERR-001") == [INFO]
+    assert statuses(findings, "ERR-013") == [INFO]
+    assert not bad(findings), [(f.rule, f.status, f.message) for f in findings if f.status in (FAIL, WARN)]
+
+
+def test_set_config_option_missing_with_config_options_is_still_caught():
+    findings = run(_no_config_agent(True))
+    assert FAIL in statuses(findings, "ERR-001")
+    assert WARN in statuses(findings, "ERR-013")

@@ -95,3 +95,12 @@ def test_permission_request_crossing_the_close_of_its_session():
         assert statuses(run(INIT + ending + ASK + answered), "PERM-001") == [PASS], method
         # written after the agent answered it: the session had ended
         assert statuses(run(INIT + ending + answered + ASK), "PERM-001") == [FAIL], method
+
+
+def test_permission_request_after_a_refused_delete():
+    # the alternative reference agent has no session/delete: -32601 leaves the session active (issue 11)
+    delete = 'C->A {"jsonrpc":"2.0","id":2,"method":"session/delete","params":{"sessionId":"s1"}}\n'
+    for answer, status in (('{"code":-32601,"message":"Method not found"}', PASS),
+                           ('{"code":-32002,"message":"Session not found","data":{"sessionId":"s1"}}', FAIL)):
+        refused = 'A->C {"jsonrpc":"2.0","id":2,"error":%s}\n' % answer
+        assert statuses(run(INIT + delete + refused + ASK), "PERM-001") == [status], answer

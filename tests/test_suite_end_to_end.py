@@ -212,3 +212,19 @@ def test_reach_catches_an_agent_on_which_no_resume_succeeds(tmp_path):
     assert {"RESUME-001", "RESUME-002", "RESUME-003"} <= set(missing), missing
     assert all(r["status"] in ("not-tested", "not-exercised", "skip") and r["reason"]
                for r in run.report["rules"] if r["id"] in ("RESUME-001", "RESUME-002", "RESUME-003")), run.report["rules"]
+
+
+def test_an_agent_that_never_calls_tools_leaves_tool_rules_not_exercised_and_still_conforms(tmp_path):
+    """The verdict model end to end: a tool prompt that makes the reference agent only chat leaves the
+    rules only that prompt's tool call reaches (its content chunks, the session cwd of its locations)
+    not-exercised (listed, not blocking) and the run still exits 0. Other steering prompts (permission)
+    still bring tool calls, so TOOL-001 and the like are exercised there."""
+    r = run_suite(REFERENCE_AGENT, tmp_path, "--acp-tool-prompt=Say hello", "-n", "2")  # a whole suite: two workers
+    assert r.returncode == 0, r.output[-4000:]
+    v = r.report["verdict"]
+    assert v["conformant"] is True
+    idle = r.with_status("not-exercised")
+    assert {"TOOL-004", "SESSION-011"} <= idle, sorted(idle)
+    assert all(r.rule(x)["reason"] for x in idle)  # each says what would reach it
+    assert v["coverage"]["exercised"] < v["coverage"]["checked"]
+    assert "rules exercised" in v["summary"] and "ACP verdict: CONFORMANT" in r.output

@@ -62,7 +62,7 @@ class ClientConfigError(ValueError):
 
 @dataclass
 class ClientFuzzConfig:
-    argv: list[str]  # the client's command line; ``{agent}`` in it becomes the relay's command line
+    argv: list[str]  # the client's command line; ``{agent}`` in it becomes the path of the relay's launcher
     env: dict[str, str] = field(default_factory=dict)  # added to the client's environment
     cwd: str | None = None  # the client's working directory (default: a fresh temporary one per example)
     timeout: float = 5.0  # seconds to wait for each answer of the client

@@ -842,6 +842,10 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
             """A configured prompt: a plain answer, a tool call, a permission request (answered as drawn)."""
             ref = self.pick(data, self.alive(busy=False))
             if kind == "permission":
+                # its own turn: sent while another turn runs, the agent may hold it (and ask later) or
+                # insert it into that work (and never ask); the spec allows both, and the answers
+                # scripted in order would then go to other requests than drawn
+                self.idle(ref)
                 self.options["permission_answers"].append(answer)
                 self.answer_steps.append(len(self.steps))  # the prompt's step (for the reducer)
             self.prompt(ref, [{"type": "text", "text": fs.config.prompts[kind]}], rid)

@@ -66,7 +66,7 @@ def page_data(report: dict[str, Any]) -> dict[str, Any]:
             "redacted": report.get("redacted", True), "waivers_file": report.get("waivers_file"),
             "rules": [{k: r.get(k) for k in ("id", "area", "level", "tier", "status", "checked", "blocking", "summary",
                                                "source", "reason", "expected", "evidence", "tests", "waiver",
-                                               "stale_waiver", "note")} for r in report["rules"]],
+                                               "stale_waiver", "note", "broken_by")} for r in report["rules"]],
             "transcripts": transcripts,
             "statuses": {s: {"label": STATUSES[s][0], "colour": STATUSES[s][1]} for s in ORDER}}
 
@@ -134,6 +134,7 @@ const el = (t, a, ...kids) => { const e = document.createElement(t); for (const 
 const badge = s => el('span', {class: 'st', style: 'background:' + (ST[s] ? ST[s].colour : '#000'), text: ST[s] ? ST[s].label : s});
 const BAD = ['fail', 'flaky', 'warn', 'xfail'];
 const checked = D.rules.filter(r => r.checked);
+const TAP = D.target.side === 'tap';  // an observed session: the columns are the two programs
 // counts per tier (the rule's tier in the verdict: mandatory, should, may, advisory; else its level) and status
 const TIERS = ['mandatory', 'capability', 'should', 'may', 'advisory', 'informational'];
 const tierOf = r => r.tier || r.level;
@@ -194,7 +195,8 @@ const rows = [];
       const tr = el('tr', {id: 'rule-' + r.id, class: 'rule' + (hasEv ? ' has-ev' : ''), 'data-status': r.status,
                            'data-level': r.level, 'data-area': r.area, 'data-checked': String(!!r.checked)},
         el('td', {class: 'mono', text: r.id}), el('td', {}, badge(r.status), r.stale_waiver ? ' stale waiver' : null),
-        el('td', {text: r.level}), el('td', {text: r.summary + (r.reason && !hasEv ? ' \u2014 ' + r.reason : '')}),
+        el('td', {text: r.level}), el('td', {text: r.summary + (r.reason && !hasEv ? ' \u2014 ' + r.reason : '')},
+          (r.broken_by || []).length ? el('b', {text: ' \u2014 broken by the ' + r.broken_by.join(' and the ')}) : null),
         el('td', {class: 'mono', text: r.source || ''}, r.note ? el('div', {class: 'note', text: 'note: ' + r.note}) : null));
       tb.append(tr); rows.push([tr, r]);
       if (hasEv) {
@@ -246,7 +248,7 @@ function evidence(r) {
     }
     const tx = D.transcripts[test];
     if (!tx) continue;
-    const t = el('table', {class: 'tx'}, el('tr', {}, el('th', {class: 't', text: 't (s)'}), el('th', {text: 'suite'}), el('th', {text: 'target'})));
+    const t = el('table', {class: 'tx'}, el('tr', {}, el('th', {class: 't', text: 't (s)'}), el('th', {text: TAP ? 'client' : 'suite'}), el('th', {text: TAP ? 'agent' : 'target'})));
     for (const f of tx.frames) {
       const txt = '#' + f.seq + (f.conn ? ' c' + f.conn : '') + '  ' + dirCell(f);
       t.append(el('tr', {class: f.dir + (marked.has(f.seq) ? ' mark' : '') + (first.has(f.seq) ? ' first' : ''), 'data-seq': String(f.seq)},

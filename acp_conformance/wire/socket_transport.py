@@ -1,7 +1,9 @@
 """A client under test that launches its agent itself: the wire is a local socket, not the client's stdio.
 
-The client command carries ``{agent}``; the suite puts there the command line of the relay
-(``acp_conformance.reference.relay``), which the client starts as its agent. The relay connects
+The client command carries ``{agent}``; the suite puts there the path of a small executable launcher of the
+relay (``acp_conformance.reference.relay``), which the client starts as its agent. One word without spaces
+or quotes serves both kinds of client: one that splits a command-line string (``--acp-agent {agent}``)
+and one that executes argv as given (``-- {agent}``). The relay connects
 back to a Unix socket that this transport listens on and carries bytes unchanged both ways, so
 the lines read from the socket are exactly what the client wrote to its agent's stdin.
 
@@ -16,10 +18,13 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import signal
 import socket
+import stat
 import struct
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
@@ -34,6 +39,23 @@ PLACEHOLDER = "{agent}"
 def relay_command(address: str) -> str:
     """The shell-quoted command line that the client under test launches as its agent."""
     return shlex.join([sys.executable, "-m", "acp_conformance.reference.relay", "--connect", address])
+
+
+def write_launcher(directory: Path | str, address: str) -> tuple[str, bool]:
+    """An executable ``agent`` script that execs the relay: (its path as one shell word, whether it lies in
+    a folder of its own that the caller removes).
+
+    The path must survive both a shell-style split and a plain exec, so a ``directory`` whose path would
+    need quoting is replaced by a fresh folder under /tmp."""
+    folder = Path(directory).resolve()
+    own_folder = shlex.quote(str(folder)) != str(folder)
+    if own_folder:
+        folder = Path(tempfile.mkdtemp(prefix="acp-agent-", dir="/tmp"))
+    launcher = folder / "agent"
+    # arguments a client appends to its agent command (e.g. --stdio) are dropped: the relay takes none of its own
+    launcher.write_text("#!/bin/sh\nexec " + relay_command(os.path.abspath(address)) + "\n", encoding="utf-8")
+    launcher.chmod(launcher.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return str(launcher), own_folder
 
 
 def substitute(argv: list[str], agent_line: str) -> list[str]:
@@ -55,7 +77,8 @@ class SocketTransport(Transport):
                  env: dict[str, str] | None = None, on_frame: Callable[[Frame], Any] | None = None,
                  connect_timeout: float = 15.0, max_frame_bytes: int = 256 * 1024 * 1024):
         self.socket_path = str(Path(socket_dir) / "agent.sock")
-        super().__init__(substitute(argv, relay_command(self.socket_path)), transcript, cwd=cwd, env=env,
+        self.launcher, self.launcher_folder_owned = write_launcher(socket_dir, self.socket_path)
+        super().__init__(substitute(argv, self.launcher), transcript, cwd=cwd, env=env,
                          on_frame=on_frame, max_frame_bytes=max_frame_bytes)
         self.connect_timeout = connect_timeout
         self.listener: anyio.abc.SocketListener | None = None
@@ -233,10 +256,13 @@ class SocketTransport(Transport):
                     await stream.aclose()
             except Exception:  # pragma: no cover - closing a dead pipe
                 pass
-        try:
-            os.unlink(self.socket_path)
-        except OSError:
-            pass
+        for leftover in (self.socket_path, self.launcher):
+            try:
+                os.unlink(leftover)
+            except OSError:
+                pass
+        if self.launcher_folder_owned:
+            shutil.rmtree(Path(self.launcher).parent, ignore_errors=True)
         return how
 
 

@@ -14,6 +14,7 @@ if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)
 
 from acp_conformance.reference.agent import ReferenceAgent, main  # noqa: E402
+from acp_conformance.reference.alt_agent import AltAgent  # noqa: E402
 
 
 class ThreeBlocks(ReferenceAgent):
@@ -75,7 +76,39 @@ class EmptyEmbeddedText(ReferenceAgent):
         super().insert_prompt(ctx, session, prompt)
 
 
-PLANTED = {"three-blocks": ThreeBlocks, "five-prompts": FivePrompts, "big-id": BigId,
+# The same bugs planted in the alternative personality (acp_conformance/reference/alt_agent.py): the
+# fuzzer must reach them on an agent whose legal choices differ from the reference agent's (a prompt
+# sent during running work joins it, running comes before the response, chunked user messages, ...).
+
+
+class AltThreeBlocks(AltAgent):
+    """ThreeBlocks on the alternative personality: a prompt of three or more blocks (inserted as its own
+    turn or into running work) is answered without its messageId."""
+
+    blocks = 0
+
+    def handle_session_prompt(self, ctx, params):
+        prompt = params.get("prompt")
+        self.blocks = len(prompt) if isinstance(prompt, list) else 0
+        super().handle_session_prompt(ctx, params)
+
+    def respond_prompt(self, ctx, session, message_id):
+        if self.blocks >= 3:
+            self.respond(ctx, {})
+            return
+        super().respond_prompt(ctx, session, message_id)
+
+
+class AltFivePrompts(FivePrompts, AltAgent):
+    """FivePrompts on the alternative personality (a prompt that joins running work is not counted)."""
+
+
+class AltBigId(BigId, AltAgent):
+    """BigId on the alternative personality."""
+
+
+PLANTED = {"alt-three-blocks": AltThreeBlocks, "alt-five-prompts": AltFivePrompts, "alt-big-id": AltBigId,
+           "three-blocks": ThreeBlocks, "five-prompts": FivePrompts, "big-id": BigId,
            "delete-while-other-runs": DeleteWhileOtherRuns, "empty-embedded-text": EmptyEmbeddedText}
 
 

@@ -140,6 +140,23 @@ def session_update(m: Msg) -> tuple[str, dict[str, Any]] | None:
     return sid, upd
 
 
+def offers_config_options(msgs: Iterable[Msg]) -> bool:
+    """Whether the agent advertised config options (a non-empty configOptions array in a response or a
+    config_option_update). Without them, session/set_config_option is a method it need not have: agents
+    "MUST support this method for any session where they advertise config options", so -32601 is a
+    legal answer to it."""
+    for m in msgs:
+        if m.direction != RECEIVED:
+            continue
+        carrier = m.result if m.kind == RESPONSE and m.ok else None
+        su = session_update(m)
+        if su is not None and su[1].get("sessionUpdate") == "config_option_update":
+            carrier = su[1]
+        if isinstance(carrier, dict) and isinstance(carrier.get("configOptions"), list) and carrier["configOptions"]:
+            return True
+    return False
+
+
 def hashable(v: Any) -> bool:
     try:
         hash(v)

@@ -14,7 +14,8 @@ from typing import Any
 
 from ...wire.transcript import RECEIVED, SENT
 from ..monitor import INVALID, REQUEST, RESPONSE
-from ._common import UNPARSED, ConnLog, ConnMonitor, Msg, fr, id_key, is_abs_path, js, raw_carries_id, secs, session_update
+from ._common import (UNPARSED, ConnLog, ConnMonitor, Msg, fr, id_key, is_abs_path, js, offers_config_options,
+                      raw_carries_id, secs, session_update)
 
 SCOPED = ("session/prompt", "session/set_config_option", "session/resume")
 SUBORDINATE = ("tool_call/cancel", "terminal/cancel")
@@ -83,6 +84,7 @@ class SessionErrorMonitor(ConnMonitor):
         self.known: set[str] = {s for s in (self.opt("known_sessions", ()) or ()) if isinstance(s, str)}
         self.resumed: set[str] = set()
         self.cands: list[_Cand] = []
+        self.config_offered = False
 
     def on_msg(self, log: ConnLog, m: Msg) -> None:
         if m.direction != RECEIVED:
@@ -106,6 +108,7 @@ class SessionErrorMonitor(ConnMonitor):
     def analyze(self, log: ConnLog) -> None:
         initialized = False
         closed: set[str] = set()
+        self.config_offered = self.config_offered or offers_config_options(log.msgs)
         for m in log.msgs:
             if m.direction == SENT:
                 if (m.kind == REQUEST and initialized and isinstance(m.session_id, str)
@@ -164,6 +167,9 @@ class SessionErrorMonitor(ConnMonitor):
                 self.failed("ERR-001", f"{label} succeeded (result {js(resp.result, 120)}).", frames)
             elif code == NOT_FOUND:
                 self.pass_few("ERR-001", f"{label} got -32002.", frames)
+            elif code == -32601 and rq.method == "session/set_config_option" and not self.config_offered:
+                self.noted("ERR-001", f"{label} got -32601: the agent advertised no config options, so it need "
+                           "not support session/set_config_option at all.", frames)
             elif _well_formed(rq.method, rq.params):
                 self.failed("ERR-001", f"{label} got error {js(code)} instead of -32002.", frames)
             else:
@@ -230,9 +236,15 @@ class ResponseMonitor(ConnMonitor):
                 msg = f"{label} got no response: the suite waited {secs(waited)}; {log.end_desc}"
                 if log.alive:
                     msg += " (the request timed out)"
+                patience = self.opt("observed_patience", None)  # observed traffic: how long the suite would wait
                 if same:
                     self.noted("ERR-004", msg + ". Another request with the same id was pending at the same time "
                                "(sent by the suite on purpose?), so one answer may be all the agent owes.", fr([r]))
+                elif patience is not None and not log.alive and waited < patience:
+                    # a real client may end the session with a request in flight (its user quit): an answer
+                    # not given in less time than the suite itself waits is not judged
+                    self.noted("ERR-004", msg + f". The connection ended sooner than the {secs(patience)} a "
+                               "scripted run waits for an answer: not judged on observed traffic.", fr([r]))
                 else:
                     self.failed("ERR-004", msg + ".", fr([r]))
             elif len(r.responses) > 1:

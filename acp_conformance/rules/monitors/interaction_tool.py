@@ -30,7 +30,7 @@ def active_sessions(log: ConnLog, upto: Msg) -> set[str]:
     """Sessions created or resumed (successfully) on this connection before ``upto``, not closed or deleted.
 
     For a message of the agent a session ends when the agent has answered its session/close or
-    session/delete: until then the agent's message may have crossed the close on the wire. For a
+    session/delete with success or -32002 (another error refused it): until then the agent's message may have crossed the close on the wire. For a
     message of the suite it ends when the suite sent the close."""
     of_agent = upto.direction == RECEIVED
     out: set[str] = set()
@@ -44,8 +44,8 @@ def active_sessions(log: ConnLog, upto: Msg) -> set[str]:
                 out.add(m.result["sessionId"])
             elif m.ok and m.method in ("session/resume", "session/load") and isinstance(sid, str):
                 out.add(sid)
-            elif of_agent and m.method in ENDING_METHODS and isinstance(sid, str):
-                out.discard(sid)
+            elif of_agent and m.method in ENDING_METHODS and isinstance(sid, str) and (m.ok or m.error_code == -32002):
+                out.discard(sid)  # refused otherwise (e.g. -32601 from an agent without session/delete): still active
         elif not of_agent and m.direction == SENT and m.kind == REQUEST and m.method in ENDING_METHODS \
                 and isinstance(m.session_id, str):
             out.discard(m.session_id)

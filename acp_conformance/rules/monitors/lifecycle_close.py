@@ -174,6 +174,12 @@ class CloseLifecycleMonitor(ConnMonitor):
             self.failed("CLOSE-004", f"{where} got {len(rs)} responses.", fr([rs[1], rs[0], p, c.req]))
             return
         if not rs:
+            patience = self.opt("observed_patience", None)  # observed traffic: see ERR-004 (errors.py)
+            if patience is not None and not log.alive and log.waited(c.req.t) < patience:
+                self.noted("CLOSE-004", f"{where} got no response ({log.end_desc}), but the connection ended sooner "
+                           f"than the {patience:g} s a scripted run waits: not judged on observed traffic.",
+                           fr([c.req, p]))
+                return
             self.failed("CLOSE-004", f"{where} got no response ({log.end_desc}).", fr([c.req, p]))
             return
         r = rs[0]

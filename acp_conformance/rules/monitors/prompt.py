@@ -6,7 +6,9 @@ running/requires_action and until an idle) and attributes to each prompt request
 * its response (PROMPT-001; an error response: PROMPT-003/004),
 * the user-message updates seen while it is in flight (PROMPT-002/003/004),
 * the first running/requires_action after the request (PROMPT-011) - if the session was busy with
-  earlier work when the prompt was sent, only updates after that work's idle count,
+  earlier work when the prompt was sent, only updates after that work's idle count, unless the prompt
+  was answered (inserted) while that work was running and no work of its own followed: then it joined
+  the running work ("A prompt starts or contributes to foreground work"), whose running and idle are its own,
 * the idle that ends its work (PROMPT-005/011/012): the first idle after its running; an idle with
   no running since the request ends it too (and fails PROMPT-011).
 
@@ -52,6 +54,8 @@ class _Rec:
     running: Msg | None = None
     end_idle: Msg | None = None
     early_idle: Msg | None = None  # an idle before the response with no running: maybe stray, decided later
+    joined_running: Msg | None = None  # accepted while earlier work ran: that work's running
+    joined: tuple[Msg | None, Msg] | None = None  # (running, idle) of the busy work it was inserted into
     next_prompt_t: float | None = None
     users: list[_User] = field(default_factory=list)
 
@@ -170,6 +174,9 @@ class PromptMonitor(ConnMonitor):
                 if rq.method == "session/prompt" and id(rq) in by_req:
                     rec = by_req[id(rq)]
                     rec.resp = m
+                    st = st_of(rec.sid)
+                    if m.ok and rec.was_active and st.active and st.running is not None:
+                        rec.joined_running = st.running  # inserted into the running work, maybe joining it
                     self._judge_001(rec)
                 elif rq.method == "session/resume" and isinstance(rq.session_id, str):
                     st = st_of(rq.session_id)
@@ -225,7 +232,11 @@ class PromptMonitor(ConnMonitor):
                         if r.running is not None:
                             r.end_idle = m
                         elif r.was_active:
-                            r.was_active = False  # the earlier work ended; this prompt's starts now
+                            r.was_active = False  # the earlier work ended; this prompt's starts now ...
+                            if r.joined_running is not None and ends:  # ... unless it joined that work
+                                r.joined = (r.joined_running, m)  # (decided at the end)
+                        elif r.joined is not None and not ends:
+                            pass  # a repeated idle snapshot after the joined work: no work of its own ended
                         elif r.resp is None:
                             # Before the response and with no running: a stray idle of earlier work can
                             # cross the new request on the wire. It ends this prompt's work only if no
@@ -236,6 +247,10 @@ class PromptMonitor(ConnMonitor):
                             r.end_idle = m
 
         for rec in recs:
+            if rec.end_idle is None and rec.running is None and rec.joined is not None:
+                rec.running, rec.end_idle = rec.joined  # no work of its own followed: it joined the busy work
+            elif rec.running is None and rec.was_active and rec.joined_running is not None:
+                rec.running = rec.joined_running  # joined work that was still running when observation ended
             if rec.end_idle is None and rec.running is None and rec.early_idle is not None:
                 rec.end_idle = rec.early_idle
         claimed = {r.mid for r in recs if r.ok and hashable(r.mid)}

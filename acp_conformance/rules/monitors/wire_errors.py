@@ -24,13 +24,15 @@ and that follows a notification of the suite is charged to that notification.
 
 from __future__ import annotations
 
+import bisect
+
 import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from ...wire.transcript import EVENT, RECEIVED, SENT, Frame, parse_line
 from ..monitor import NOTIFICATION, REQUEST, RESPONSE, Rpc, classify
-from ._common import ConnLog, ConnMonitor, Msg, fr, id_key, js, raw_carries_id
+from ._common import ConnLog, ConnMonitor, Msg, fr, id_key, js, offers_config_options, raw_carries_id
 
 # client -> agent requests of ACP v2 (the rest is "not implemented" for an agent)
 AGENT_METHODS = ("initialize", "auth/login", "auth/logout", "session/new", "session/list", "session/delete",
@@ -384,13 +386,29 @@ class WireErrorMonitor(FrameLogMixin, ConnMonitor):
 
     def _later_health(self, log: ConnLog, after: Frame) -> tuple[bool | None, Msg | None]:
         """Did a later request of the suite on this connection get its response? (None: no later request)"""
-        later = [m for m in log.msgs if m.direction == SENT and m.kind == REQUEST and valid_id(m.id)
-                 and m.frame.seq > after.seq]
-        if not later:
+        seqs, reqs, answered = self._requests_of(log)
+        i = bisect.bisect_right(seqs, after.seq)
+        if i == len(reqs):
             return None, None
-        if any(r.responses for r in later):
-            return True, next(r for r in later if r.responses)
-        return False, later[0]
+        if answered[i] is not None:
+            return True, answered[i]
+        return False, reqs[i]
+
+    def _requests_of(self, log: ConnLog) -> tuple[list[int], list[Msg], list[Msg | None]]:
+        """The suite's requests of the connection in order, and from each on the first one answered: computed
+        once per connection (a session with many notifications asks for every one of them)."""
+        cache = getattr(self, "_requests_cache", None)
+        if cache is None or cache[0] is not log or cache[1] != len(log.msgs):
+            reqs = sorted((m for m in log.msgs if m.direction == SENT and m.kind == REQUEST and valid_id(m.id)),
+                          key=lambda m: m.frame.seq)
+            answered: list[Msg | None] = [None] * len(reqs)
+            nxt = None
+            for k in range(len(reqs) - 1, -1, -1):
+                if reqs[k].responses:
+                    nxt = reqs[k]
+                answered[k] = nxt
+            cache = self._requests_cache = (log, len(log.msgs), ([m.frame.seq for m in reqs], reqs, answered))
+        return cache[2]
 
     def _malformed(self, log: ConnLog, sent: list[Sent]) -> None:
         for s in sent:
@@ -594,6 +612,7 @@ class WireErrorMonitor(FrameLogMixin, ConnMonitor):
     def _params(self, log: ConnLog, init_t: float | None) -> None:
         if init_t is None:
             return
+        config_offered = offers_config_options(log.msgs)
         for m in log.msgs:
             if m.direction != SENT or m.kind != REQUEST or not valid_id(m.id) or m.t < init_t or not m.responses:
                 continue
@@ -608,6 +627,9 @@ class WireErrorMonitor(FrameLogMixin, ConnMonitor):
                 self.warned("ERR-013", f"{label} succeeded ({js(r.result, 100)}); -32602 was expected.", fr([r, m]))
             elif r.error_code == SESSION_NOT_FOUND:
                 self.noted("ERR-013", f"{label} got -32002: its session is unknown too.", fr([r, m]))
+            elif r.error_code == -32601 and m.method == "session/set_config_option" and not config_offered:
+                self.noted("ERR-013", f"{label} got -32601: the agent advertised no config options, so it need "
+                           "not support the method.", fr([r, m]))
             else:
                 self.warned("ERR-013", f"{label} got error {js(r.error_code)}; -32602 was expected.", fr([r, m]))
 

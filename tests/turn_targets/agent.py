@@ -1,0 +1,43 @@
+"""A minimal agent for the await-within-turn tests: how it ends a prompt's turn is chosen by argv[1].
+
+plain: answers the prompt, then reports idle (no tool call ever).
+idle-first: reports a bare idle snapshot, then a tool call update, then answers (the update must still be found).
+no-idle: answers the prompt and never reports idle (the wait must fall back to its timeout).
+"""
+
+import json
+import sys
+
+MODE = sys.argv[1]
+
+
+def send(msg):
+    sys.stdout.write(json.dumps(msg) + "\n")
+    sys.stdout.flush()
+
+
+def update(sid, body):
+    send({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": sid, "update": body}})
+
+
+for line in sys.stdin:
+    m = json.loads(line)
+    method, rid = m.get("method"), m.get("id")
+    if method == "initialize":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": 2, "capabilities": {},
+                                                    "info": {"name": "turn-target", "version": "0"}}})
+    elif method == "session/new":
+        send({"jsonrpc": "2.0", "id": rid, "result": {"sessionId": "sess_1"}})
+    elif method == "session/prompt":
+        sid = m["params"]["sessionId"]
+        idle = {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}
+        if MODE == "idle-first":
+            update(sid, {"sessionUpdate": "state_update", "state": "idle"})
+            update(sid, {"sessionUpdate": "tool_call_update", "toolCallId": "call_1", "status": "completed"})
+            send({"jsonrpc": "2.0", "id": rid, "result": {}})
+        else:
+            send({"jsonrpc": "2.0", "id": rid, "result": {}})
+            if MODE == "plain":
+                update(sid, idle)
+    elif rid is not None:
+        send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Method not found"}})
