@@ -48,6 +48,13 @@ def _split(argv: list[str]) -> tuple[list[str], list[str]]:
     return argv, []
 
 
+def _exit_status(code: int) -> int:
+    """pytest's exit status as ours: 4 (its usage error) is 2; 128+N (stopped by signal N) stays."""
+    if code == 4:
+        return 2
+    return code if code in (0, 1, 2) or code > 128 else 1
+
+
 def run_agent(argv: list[str]) -> int:
     import pytest
     opts, cmd = _split(argv)
@@ -57,10 +64,7 @@ def run_agent(argv: list[str]) -> int:
     target = cmd or REFERENCE_AGENT
     code = pytest.main([f"--agent-cmd={shlex.join(target)}", "-p", "no:cacheprovider", *opts],
                        plugins=[])
-    code = int(code)
-    if code == 4:  # pytest's usage error
-        return 2
-    return code if code in (0, 1, 2) else 1
+    return _exit_status(int(code))
 
 
 def run_client(argv: list[str]) -> int:
@@ -72,9 +76,7 @@ def run_client(argv: list[str]) -> int:
     target = cmd or REFERENCE_CLIENT
     # shlex.join quotes "{agent}" only if it must; the plugin splits the line back into these words
     code = int(pytest.main([f"--client-cmd={shlex.join(target)}", "-p", "no:cacheprovider", *opts], plugins=[]))
-    if code == 4:  # pytest's usage error
-        return 2
-    return code if code in (0, 1, 2) else 1
+    return _exit_status(code)
 
 
 def run_rules(argv: list[str]) -> int:

@@ -220,7 +220,9 @@ def pytest_configure(config: pytest.Config) -> None:
     from .resources import scenarios_dir
     suite_dir = scenarios_dir() / settings["side"]
     config.args[:] = [str(suite_dir)]  # the bundled suite, and only it
-    config.stash[STATE] = SuiteState(config, settings, suite_dir)
+    config.stash[STATE] = state = SuiteState(config, settings, suite_dir)
+    from .interruption import SignalGuard  # SIGTERM/SIGHUP: kill the targets, then unwind with the partial report
+    state.guard = SignalGuard(owner=not hasattr(config, "workerinput")).install()
     config.addinivalue_line("markers", "acp_rules(ids): rule IDs a scenario exists to exercise")
 
 
@@ -242,6 +244,7 @@ class SuiteState:
         self.negotiated_version: int | None = None  # 1 when the agent answered a v2 initialize with 1
         self.verdict = None
         self.validator = None
+        self.guard = None  # the SignalGuard of the run (interruption.py)
 
 
 STATE = pytest.StashKey[SuiteState]()
@@ -557,6 +560,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     from .report.write import write_reports
     from .rules.monitors import checked_on
     from .rules.verdicts import compute
+    if state.guard is not None:
+        state.guard.sweep()  # what an interrupted test (Ctrl-C) or a killed xdist worker may have left running
     waivers = state.settings["waivers"]  # read (and checked) by _settings, before any test ran
     if state.negotiated_version == 1 and not any(f.rule == "INIT-001" and f.status == FAIL for f in state.findings):
         state.findings.append(Finding("INIT-001", FAIL, V1_NOTE + ".", "A v2 agent answers protocolVersion 2."))
@@ -564,14 +569,28 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
                       strict=state.settings["strict"], side=state.side, not_observable=load_not_observable(),
                       waivers=waivers)
     state.verdict = verdict
+    extra = {"negotiated_version": 1, "note": V1_NOTE} if state.negotiated_version == 1 else {}
+    stopped = state.guard.exit_status if state.guard is not None else None
+    if stopped is not None:
+        extra["interrupted"] = (f"the run was stopped by {_signal_name(stopped - 128)}: the tests not run "
+                                "are not-tested")
     try:
-        extra = {"negotiated_version": 1, "note": V1_NOTE} if state.negotiated_version == 1 else None
         write_reports(state.settings["report_dir"], verdict, state, extra)  # json, html, badge, step summary
     except OSError as e:
         session.config.get_terminal_writer().line(f"acp-conformance: could not write the report: {e}", red=True)
-    if exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED):
+    if stopped is not None:
+        session.exitstatus = stopped  # 128 + the signal, as a shell reports a process it killed
+    elif exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED):
         ok = verdict.conformant and not verdict.stale_waivers  # a stale waiver fails the run
         session.exitstatus = pytest.ExitCode.OK if ok else pytest.ExitCode.TESTS_FAILED
+
+
+def _signal_name(signum: int) -> str:
+    import signal
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:
@@ -607,6 +626,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
 def pytest_unconfigure(config: pytest.Config) -> None:
     # the very last line of the run is the verdict (pytest's own counts come just before it)
     state = config.stash.get(STATE, None)
+    if state is not None and state.guard is not None:
+        state.guard.sweep()
+        state.guard.uninstall()
     if state is not None and state.verdict is not None:
         tr = config.pluginmanager.get_plugin("terminalreporter")
         if tr is not None:

@@ -1,0 +1,96 @@
+"""The installed command, run the way a user would, against targets and with mistakes people make:
+each case asserts the exit status, the one sentence, the time bound and that no process is left."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent
+HOSTILE = ROOT / "hostile" / "target.py"
+CLI = [sys.executable, "-m", "acp_conformance.cli"]
+
+
+def _processes_with(marker: str) -> list[int]:
+    """Pids of live (non-zombie) target processes (started by the suite: tagged in their environment)
+    whose command line holds ``marker``."""
+    out = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmdline = f.read()
+            with open(f"/proc/{pid}/stat") as f:
+                state = f.read().split(") ")[-1][:1]
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                tagged = b"ACP_CONFORMANCE_TARGET=" in f.read()
+        except OSError:
+            continue
+        if marker.encode() in cmdline and state != "Z" and tagged:
+            out.append(int(pid))
+    return out
+
+
+def _none_left(marker: str, within: float = 5.0) -> bool:
+    deadline = time.monotonic() + within  # killed processes are reaped by init shortly after
+    while time.monotonic() < deadline:
+        if not _processes_with(marker):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _wait_for(pred, within: float) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if pred():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="finds the target's processes in /proc")
+@pytest.mark.parametrize("how", ["pytest", "acp-conformance"])
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_stops_every_target_and_writes_the_partial_report(tmp_path, how, sig):
+    """A target that ignores stdin EOF and SIGTERM, left hanging mid-test: the signal to the suite kills it
+    (and its descendants), the partial report is written, and the exit status is 128 + the signal."""
+    marker = f"careless-{uuid.uuid4().hex}"
+    # the marker rides in the target's argv (an ignored extra argument of python) so /proc finds it
+    target = [sys.executable, "-X", f"pycache_prefix=/tmp/{marker}", str(HOSTILE), "ignore-term"]
+    report_dir = tmp_path / "reports"
+    cmd_line = " ".join(target)
+    if how == "pytest":
+        cmd = [sys.executable, "-m", "pytest", f"--agent-cmd={cmd_line}", f"--acp-report-dir={report_dir}",
+               "-p", "no:cacheprovider", "-q", "--acp-timeout=30", "--acp-test-timeout=120"]
+    else:
+        cmd = [*CLI, "agent", f"--acp-report-dir={report_dir}", "-q", "--acp-timeout=30",
+               "--acp-test-timeout=120", "--", *target]
+    proc = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        # a target process is up (the first test has started it): now the CI timeout strikes
+        assert _wait_for(lambda: _processes_with(marker), 60), "the target never started"
+        t0 = time.monotonic()
+        proc.send_signal(sig)
+        out, _ = proc.communicate(timeout=30)
+        elapsed = time.monotonic() - t0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 128 + sig, (proc.returncode, out[-3000:])
+    assert elapsed < 15, elapsed
+    assert _none_left(marker), _processes_with(marker)
+    report = json.loads((report_dir / "report.json").read_text())
+    assert report["verdict"]["conformant"] is False
+    assert signal.Signals(sig).name in report["verdict"]["interrupted"]
+    assert (report_dir / "report.html").is_file()
