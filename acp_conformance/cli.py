@@ -3,7 +3,8 @@
 
 ``agent`` is a thin wrapper over pytest with this package's plugin; with no command it runs the
 suite against the bundled reference agent, so a newcomer sees a full run in one command.
-Exit status: 0 conformant, 1 not conformant, 2 usage error.
+Exit status: 0 conformant, 1 not conformant, 2 usage error, 6 the target speaks another protocol
+version than 2 (not judged), 128+N stopped by signal N.
 """
 
 from __future__ import annotations
@@ -49,10 +50,11 @@ def _split(argv: list[str]) -> tuple[list[str], list[str]]:
 
 
 def _exit_status(code: int) -> int:
-    """pytest's exit status as ours: 4 (its usage error) is 2; 128+N (stopped by signal N) stays."""
+    """pytest's exit status as ours: 4 (its usage error) is 2; 6 (the target speaks another protocol
+    version) and 128+N (stopped by signal N) stay."""
     if code == 4:
         return 2
-    return code if code in (0, 1, 2) or code > 128 else 1
+    return code if code in (0, 1, 2, 6) or code > 128 else 1
 
 
 def run_agent(argv: list[str]) -> int:

@@ -20,6 +20,7 @@ import pytest
 from .rules.catalog import load_catalog, load_not_observable
 from .rules.findings import FAIL, WARN, Finding
 from .rules.monitor import MonitorContext
+from .rules.first_contact import NOT_V2
 from .wire.transcript import Frame
 
 # timeouts, the run's budget and reruns live in a plugin of their own, and so does --acp-fuzz
@@ -27,8 +28,9 @@ pytest_plugins = ["acp_conformance.run_control", "acp_conformance.fuzz.pytest_fu
 
 FINDINGS_KEY = "acp_findings"
 META_KEY = "acp_meta"
-V1_NOTE = "the agent negotiated protocol version 1; v2 rules were not judged"
-V1_KEEP = ("INIT-001", "INIT-002", "INIT-003")  # the negotiation rules still judge a v1 answer
+# the one negotiation rule that applies whatever version the agent speaks: it never answers above the request
+V1_KEEP = ("INIT-002",)
+NOT_V2_EXIT = 6  # the target speaks another protocol version: not judged (README, "Exit status")
 
 
 def _negotiated_v1(frames: list[Frame]) -> Frame | None:
@@ -221,6 +223,9 @@ def pytest_configure(config: pytest.Config) -> None:
     suite_dir = scenarios_dir() / settings["side"]
     config.args[:] = [str(suite_dir)]  # the bundled suite, and only it
     config.stash[STATE] = state = SuiteState(config, settings, suite_dir)
+    if not hasattr(config, "workerinput"):
+        from .early_stop import reset
+        reset(settings["report_dir"])
     from .interruption import SignalGuard  # SIGTERM/SIGHUP: kill the targets, then unwind with the partial report
     state.guard = SignalGuard(owner=not hasattr(config, "workerinput")).install()
     config.addinivalue_line("markers", "acp_rules(ids): rule IDs a scenario exists to exercise")
@@ -242,6 +247,7 @@ class SuiteState:
         self.transcripts: dict[str, str] = {}
         self.agent_init: dict[str, Any] | None = None
         self.negotiated_version: int | None = None  # 1 when the agent answered a v2 initialize with 1
+        self.first_contact: dict[str, Any] | None = None  # {"kind", "sentence"}: why the target was not judged
         self.verdict = None
         self.validator = None
         self.guard = None  # the SignalGuard of the run (interruption.py)
@@ -309,6 +315,12 @@ class ScenarioItem(pytest.Item):
         return self.path, None, f"{self.scenario.name} [{' '.join(self.scenario.rules)}]"
 
     def runtest(self) -> None:
+        from .early_stop import stopped
+        why = stopped(self.config.stash[STATE].settings["report_dir"])
+        if why is not None:  # the target is not one the suite can judge: the rest of the run is not run
+            reason = f"not run: {why['sentence']}"
+            self.user_properties.append((META_KEY, json.dumps({"rules": self.scenario.rules, "skipped": reason})))
+            pytest.skip(reason)
         if self.config.stash[STATE].side == "client":
             return self._runtest_client()
         import anyio
@@ -347,12 +359,9 @@ class ScenarioItem(pytest.Item):
         finally:
             if tmp:
                 shutil.rmtree(tmp, ignore_errors=True)
-        v1 = _negotiated_v1(ctx.frames)
-        if v1 is not None:  # a v1 agent: judging v2 rules on it would only produce noise
-            ctx.findings = [f for f in ctx.findings if f.rule in V1_KEEP]
-            if not any(f.rule == "INIT-001" and f.status == FAIL for f in ctx.findings):
-                ctx.report("INIT-001", FAIL, f"initialize (protocolVersion 2) was answered with protocolVersion 1: "
-                           f"{V1_NOTE}.", "A v2 agent answers protocolVersion 2.", [v1])
+        contact = _first_contact(state, ctx.frames, result)
+        if contact is not None:  # not an ACP program, or a v1 agent: judging v2 rules on it is only noise
+            ctx.findings = [f for f in ctx.findings if contact.kind == NOT_V2 and f.rule in V1_KEEP]
         _redact_outcome(state, ctx.findings, result)
         for f in ctx.findings:
             f.test = self.nodeid
@@ -360,15 +369,15 @@ class ScenarioItem(pytest.Item):
         meta = {"rules": self.scenario.rules, "error": result.error, "skipped": result.skipped,
                 "harness_error": result.harness_error, "transcript": transcript_path,
                 "agent_init": result.agent_init, "endings": result.endings,
-                "negotiated_version": 1 if v1 is not None else None}
+                "negotiated_version": contact.version if contact is not None else None,
+                "first_contact": {"kind": contact.kind, "sentence": contact.sentence} if contact else None}
         self.user_properties.append((FINDINGS_KEY, json.dumps([f.to_json() for f in ctx.findings])))
         self.user_properties.append((META_KEY, json.dumps(meta)))
         if result.harness_error:
             raise AcpFailure(f"HARNESS ERROR (a defect of the suite, not of the target): {result.harness_error}")
         blocking, waived = _waive(state, _blocking_failures(state, ctx.findings))
-        if v1 is not None:
-            raise AcpFailure(f"{V1_NOTE} (frame #{v1.seq}).\n" + _explain(state, blocking, result, ctx.frames,
-                                                                          transcript_path))
+        if contact is not None:
+            raise AcpFailure(_contact_text(contact, result, transcript_path))
         if result.skipped and not blocking:
             pytest.skip(result.skipped)
         if blocking or result.error:
@@ -445,6 +454,41 @@ class ScenarioItem(pytest.Item):
         if isinstance(excinfo.value, AcpFailure):
             return str(excinfo.value)
         return super().repr_failure(excinfo, style)
+
+
+def _first_contact(state: SuiteState, frames: list[Frame], result):
+    """Why this test's target cannot be judged at all (rules/first_contact.py), while no test of the run has
+    yet seen it answer initialize as a v2 peer; the run then stops (early_stop.py). Else None."""
+    from .early_stop import has_spoken_v2, spoke_v2, stop
+    from .rules.first_contact import FirstContact, judge_agent
+    report_dir = state.settings["report_dir"]
+    s = state.settings
+    contact = judge_agent(frames, max(s["startup_timeout"], s["timeout"]))
+    if contact is None:
+        v1 = _negotiated_v1(frames)  # a test that does not open with initialize
+        if v1 is not None:
+            contact = FirstContact(NOT_V2, "the agent speaks ACP protocol version 1; this suite judges version 2",
+                                   v1, 1)
+    if contact is None:
+        if result.agent_init is not None:
+            spoke_v2(report_dir)
+        return None
+    if has_spoken_v2(report_dir):
+        return None  # a v2 agent that failed this once: the rules judge it
+    stop(report_dir, contact.kind, contact.sentence)
+    return contact
+
+
+def _contact_text(contact, result, transcript: str) -> str:
+    lines = [contact.sentence + "."]
+    if contact.frame is not None:
+        from .report.redact import frame_text
+        lines.append(f"  frame #{contact.frame.seq}: {frame_text(contact.frame, 300, True)}")
+    if result.stderr and any(result.stderr):
+        tail = result.stderr[-1][-800:]
+        lines.append("target stderr (tail):\n" + "\n".join("  | " + ln for ln in tail.splitlines()[-8:]))
+    lines.append("the remaining tests are not run; transcript: " + transcript)
+    return "\n".join(lines)
 
 
 def _redact_outcome(state: SuiteState, findings: list[Finding], result) -> None:
@@ -538,8 +582,10 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
             state.transcripts[report.nodeid] = meta.get("transcript")
             if meta.get("agent_init") and state.agent_init is None:
                 state.agent_init = meta["agent_init"]
-            if meta.get("negotiated_version") == 1:
-                state.negotiated_version = 1
+            if meta.get("negotiated_version") is not None:
+                state.negotiated_version = meta["negotiated_version"]
+            if meta.get("first_contact") and state.first_contact is None:
+                state.first_contact = meta["first_contact"]
         else:
             keep.append((key, value))
     report.user_properties = keep
@@ -563,13 +609,15 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if state.guard is not None:
         state.guard.sweep()  # what an interrupted test (Ctrl-C) or a killed xdist worker may have left running
     waivers = state.settings["waivers"]  # read (and checked) by _settings, before any test ran
-    if state.negotiated_version == 1 and not any(f.rule == "INIT-001" and f.status == FAIL for f in state.findings):
-        state.findings.append(Finding("INIT-001", FAIL, V1_NOTE + ".", "A v2 agent answers protocolVersion 2."))
     verdict = compute(state.catalog, state.findings, set(checked_on(state.side)), state.bound, state.skipped,
                       strict=state.settings["strict"], side=state.side, not_observable=load_not_observable(),
                       waivers=waivers)
     state.verdict = verdict
-    extra = {"negotiated_version": 1, "note": V1_NOTE} if state.negotiated_version == 1 else {}
+    extra: dict[str, Any] = {}
+    if state.first_contact is not None:  # one sentence instead of a verdict per rule
+        extra = {"reason": state.first_contact["sentence"], "reason_kind": state.first_contact["kind"]}
+        if state.negotiated_version is not None:
+            extra["negotiated_version"] = state.negotiated_version
     stopped = state.guard.exit_status if state.guard is not None else None
     if stopped is not None:
         extra["interrupted"] = (f"the run was stopped by {_signal_name(stopped - 128)}: the tests not run "
@@ -580,6 +628,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         session.config.get_terminal_writer().line(f"acp-conformance: could not write the report: {e}", red=True)
     if stopped is not None:
         session.exitstatus = stopped  # 128 + the signal, as a shell reports a process it killed
+    elif state.first_contact is not None and state.first_contact["kind"] == NOT_V2:
+        session.exitstatus = NOT_V2_EXIT
     elif exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED):
         ok = verdict.conformant and not verdict.stale_waivers  # a stale waiver fails the run
         session.exitstatus = pytest.ExitCode.OK if ok else pytest.ExitCode.TESTS_FAILED
@@ -600,7 +650,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
     v = state.verdict
     tr = terminalreporter
     tr.section("ACP conformance")
-    for rv in v.rules:
+    for rv in v.rules if state.first_contact is None else ():  # not judged: the sentence below says why
         if rv.checked and rv.status in (FAIL, WARN, "not-tested"):
             why = rv.reason or next((f.message for f in rv.findings if f.status in (FAIL, WARN)), "")
             tr.line(f"  {rv.status.upper():10} {rv.rule.id:14} {rv.rule.level:8} {why[:160]}")
@@ -618,9 +668,16 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
             annotate_junit(Path(xml))
         except (OSError, ValueError) as e:
             tr.line(f"acp-conformance: could not annotate {xml}: {e}", red=True)
-    if state.negotiated_version == 1:
-        tr.line(V1_NOTE, bold=True, red=True)
-    tr.line(v.summary_line(), bold=True, green=v.conformant, red=not v.conformant)
+    if state.first_contact is not None:
+        tr.line(f"acp-conformance: {state.first_contact['sentence']}", bold=True, red=True)
+    tr.line(_verdict_line(state), bold=True, green=v.conformant, red=not v.conformant)
+
+
+def _verdict_line(state: SuiteState) -> str:
+    """The run's last line: the verdict, or the one sentence why the target could not be judged."""
+    if state.first_contact is not None:
+        return f"ACP verdict: NOT CONFORMANT: {state.first_contact['sentence']}"
+    return state.verdict.summary_line()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -632,7 +689,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if state is not None and state.verdict is not None:
         tr = config.pluginmanager.get_plugin("terminalreporter")
         if tr is not None:
-            tr.write_line(state.verdict.summary_line(), bold=True, green=state.verdict.conformant,
+            tr.write_line(_verdict_line(state), bold=True, green=state.verdict.conformant,
                           red=not state.verdict.conformant)
 
 

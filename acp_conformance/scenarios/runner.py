@@ -310,6 +310,11 @@ class Runner:
                                     "the scenario needs an initialized connection")
             return
         if isinstance(p.result, dict):
+            v, asked = p.result.get("protocolVersion"), params.get("protocolVersion")
+            if _version(asked) is not None and asked >= 2 and _version(v) is not None and v < 2:
+                # an agent of an older protocol: what follows is v2 traffic it cannot serve (and would
+                # only time out on); the plugin reports the version as the run's verdict
+                raise ScenarioAbort(f"initialize negotiated protocol version {v}; the scenario needs version 2")
             self.result.agent_init = p.result
             self.vars["agent"] = p.result
             self._check_requires()
@@ -581,3 +586,8 @@ def _text(value: Any) -> str:
 def _short(value: Any, limit: int = 300) -> str:
     s = json.dumps(value, ensure_ascii=False)
     return s if len(s) <= limit else s[:limit] + "..."
+
+
+def _version(v: Any) -> int | None:
+    """A protocol version: an integer (a bool is not one)."""
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
