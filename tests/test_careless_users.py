@@ -94,3 +94,57 @@ def test_a_signal_stops_every_target_and_writes_the_partial_report(tmp_path, how
     assert report["verdict"]["conformant"] is False
     assert signal.Signals(sig).name in report["verdict"]["interrupted"]
     assert (report_dir / "report.html").is_file()
+
+
+def _run_cli(tmp_path: Path, *args: str, timeout: float = 120) -> tuple[subprocess.CompletedProcess, float]:
+    t0 = time.monotonic()
+    p = subprocess.run([*CLI, *args], cwd=tmp_path, capture_output=True, text=True, timeout=timeout)
+    return p, time.monotonic() - t0
+
+
+V1_AGENT = ROOT / "careless" / "v1_agent.py"
+
+
+@pytest.mark.parametrize("target, sentence, status, bound", [
+    (["cat"], "not an ACP agent: it echoed the suite's request back on stdout", 1, 15),
+    ([sys.executable, "-c", "print('Welcome to my tool!'); import time; time.sleep(100)"],
+     "not an ACP agent: it printed non-JSON on stdout before any response: 'Welcome to my tool!'", 1, 30),
+    (["sleep", "100"], "not an ACP agent: it never answered initialize within 15 s", 1, 30),
+    (["true"], "not an ACP agent: it ended (exited with status 0) before answering initialize", 1, 15),
+    ([sys.executable, str(V1_AGENT)], "the agent speaks ACP protocol version 1; this suite judges version 2", 6, 10),
+])
+def test_a_target_the_suite_cannot_judge_gets_one_sentence_and_the_run_stops(tmp_path, target, sentence, status,
+                                                                             bound):
+    """Default options, the installed command: the verdict is one sentence, no rule passes on the target's
+    account (a v1 agent: only INIT-002, the negotiation rule that applies to it), the rest is skipped."""
+    marker = uuid.uuid4().hex
+    p, elapsed = _run_cli(tmp_path, "agent", f"--acp-report-dir={tmp_path / 'r'}", "-q",
+                          f"--acp-agent-env=CARELESS_MARK={marker}", "--", *target)
+    out = p.stdout + p.stderr
+    assert p.returncode == status, out[-3000:]
+    assert elapsed < bound, elapsed
+    assert out.rstrip().splitlines()[-1].startswith(f"ACP verdict: NOT CONFORMANT: {sentence}"), out[-2000:]
+    assert "HARNESS ERROR" not in out and "Traceback" not in out
+    assert "1 failed" in out and "skipped" in out and "passed" not in out
+    report = json.loads((tmp_path / "r" / "report.json").read_text())
+    assert report["verdict"]["reason"].startswith(sentence)
+    passed = {r["id"] for r in report["rules"] if r["status"] == "pass"}
+    assert passed <= ({"INIT-002"} if status == 6 else set()), passed
+    assert not [r["id"] for r in report["rules"] if r["status"] in ("fail", "warn")]
+    assert _no_process_with_env(f"CARELESS_MARK={marker}")
+
+
+def _no_process_with_env(entry: str, within: float = 5.0) -> bool:
+    def alive():
+        out = []
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{pid}/environ", "rb") as f:
+                    if entry.encode() in f.read().split(b"\0"):
+                        with open(f"/proc/{pid}/stat") as s:
+                            if s.read().split(") ")[-1][:1] != "Z":
+                                out.append(pid)
+            except OSError:
+                pass
+        return out
+    return _wait_for(lambda: not alive(), within)

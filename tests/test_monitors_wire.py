@@ -274,15 +274,24 @@ def test_plugin_detects_a_v1_agent():
 
 
 def test_v1_agent_run_says_so(tmp_path):
-    """End to end (one scenario): a v1 agent is reported plainly, in the terminal and in report.json."""
+    """End to end: a v1 agent (the reference agent negotiating 1) gets one verdict, in the terminal and in
+    report.json, at once: no v2 rule is judged, and answering 1 to a request for 2 is no INIT failure (the
+    negotiation picks the highest version it supports at or below the request). Exit status 6."""
+    import time
+
     from suite_run import mutant_cmd, run_suite
-    r = run_suite(mutant_cmd("v1-agent"), tmp_path, "-k", "initialize-v2 or wire-utf8")
-    assert r.returncode == 1, r.output[-3000:]
-    assert "the agent negotiated protocol version 1; v2 rules were not judged" in r.output
+    t0 = time.monotonic()
+    r = run_suite(mutant_cmd("v1-agent"), tmp_path)
+    assert time.monotonic() - t0 < 10
+    assert r.returncode == 6, r.output[-3000:]
+    sentence = "the agent speaks ACP protocol version 1; this suite judges version 2"
+    assert f"ACP verdict: NOT CONFORMANT: {sentence}" in r.output
     v = r.report["verdict"]
-    assert v["conformant"] is False and v["negotiated_version"] == 1 and "v2 rules were not judged" in v["note"]
-    assert r.status("INIT-001") == "fail"
-    assert not (r.with_status("fail") | r.with_status("warn")) - {"INIT-001"}
+    assert v["conformant"] is False and v["negotiated_version"] == 1 and v["reason"] == sentence
+    assert v["reason_kind"] == "not-v2"
+    assert not (r.with_status("fail") | r.with_status("warn")), r.with_status("fail")
+    assert r.with_status("pass") <= {"INIT-002"}
+    assert "HARNESS ERROR" not in r.output and "53 skipped" in r.output
 
 
 # --- answers to malformed lines: paired by id, by echoed content, by order only when unambiguous -----

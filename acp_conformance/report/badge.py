@@ -16,7 +16,22 @@ def badge(report: dict[str, Any]) -> dict[str, Any]:
     waived = f", {c['xfail']} waived" if c.get("xfail") else ""
     msg = (f"conformant, {c.get('pass', 0)}/{checked} pass{waived}" if ok
            else f"not conformant, {bad} blocking of {checked}{waived}")
+    msg = reason_label(v) or msg  # a target the suite could not judge: why, not a count of rules
     return {"schemaVersion": 1, "label": "ACP v2", "message": msg, "color": "brightgreen" if ok else "red"}
+
+
+def reason_label(verdict: dict[str, Any]) -> str | None:
+    """A few words for a run that could not judge its target (verdict.reason_kind), for the badge and the
+    matrix: "not spoken (v1)", "not an ACP program", "blocked by authentication"; else None."""
+    kind = verdict.get("reason_kind")
+    if kind == "not-v2":
+        v = verdict.get("negotiated_version")
+        return f"not spoken (v{v})" if v is not None else "not spoken"
+    if kind == "not-acp":
+        return "not an ACP program"
+    if kind == "auth-blocked":
+        return "blocked by authentication"
+    return None
 
 
 def write_badge(path: Path, report: dict[str, Any]) -> Path:
