@@ -18,6 +18,11 @@ REFERENCE_AGENT = [sys.executable, "-m", "acp_conformance.reference.agent"]
 # the bundled reference client, launching the suite's relay as its agent
 REFERENCE_CLIENT = [sys.executable, "-m", "acp_conformance.reference.client", "--", "{agent}"]
 
+# pytest as the console script runs it: no cache directory in the user's folder; no assertion rewriting (the
+# suite's tests are scenario files, and this package, imported before pytest starts, cannot be rewritten:
+# a PytestAssertRewriteWarning on every run of a regular install)
+QUIET_PYTEST = ["-p", "no:cacheprovider", "--assert=plain"]
+
 USAGE = """acp-conformance agent [PYTEST-OPTIONS] [-- CMD ARGS...]
   Run the conformance suite against an agent (default: the bundled reference agent).
   Options before -- go to pytest: --acp-report-dir DIR, --acp-timeout S, --junitxml FILE, -n 2, ...
@@ -57,27 +62,75 @@ def _exit_status(code: int) -> int:
     return code if code in (0, 1, 2, 6) or code > 128 else 1
 
 
+def _wants_help(opts: list[str]) -> bool:
+    return any(o in ("-h", "--help") for o in opts)
+
+
+def suite_help(side: str) -> str:
+    """``acp-conformance agent|client --help``: the suite's own options on one screen (pytest's 500 lines of
+    help are one ``pytest --help`` away); one line per option, its help cut to its first clause."""
+    import warnings
+
+    from _pytest.config.argparsing import Parser
+    from . import plugin, run_control
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the parser is pytest's, built here only to list our options
+        parser = Parser(_ispytest=True)
+    for module in (plugin, run_control):
+        module.pytest_addoption(parser)
+    other = "client" if side == "agent" else "agent"
+    lines = [f"usage: acp-conformance {side} [OPTIONS] [-- CMD ARGS...]",
+             f"  Run the conformance suite against the {side} CMD starts (default: the bundled reference {side}).",
+             "  Exit status: 0 conformant, 1 not conformant, 2 usage error, 6 the target speaks another protocol",
+             "  version (not judged), 128+N stopped by signal N.", "", "ACP options:"]
+    for opt in parser.getgroup("acp-conformance").options:
+        name = opt.names()[0]
+        if name in (f"--{side}-cmd", f"--{other}-cmd") or name.startswith(f"--acp-{other}-"):
+            continue
+        attrs = opt.attrs()
+        words = f"{name} {attrs['metavar']}" if attrs.get("metavar") else name
+        text = " ".join(str(attrs.get("help") or "").split())
+        if len(text) > 72:
+            text = text[:71].rsplit(" ", 1)[0] + " ..."
+        lines.append(f"  {words:34} {text}")
+    lines += ["", "Other pytest options (-n 2, --junitxml FILE, -k EXPR, -q, ...) work too: see pytest --help."]
+    return "\n".join(lines)
+
+
 def run_agent(argv: list[str]) -> int:
     import pytest
     opts, cmd = _split(argv)
+    if _wants_help(opts):
+        print(suite_help("agent"))
+        return 0
     if any(o == "--agent-cmd" or o.startswith("--agent-cmd=") for o in opts):
         print("acp-conformance agent: give the agent after --, not with --agent-cmd", file=sys.stderr)
         return 2
+    if cmd and not cmd[0].strip():
+        print("acp-conformance agent: the command after -- is empty: give the command that starts your agent",
+              file=sys.stderr)
+        return 2
     target = cmd or REFERENCE_AGENT
-    code = pytest.main([f"--agent-cmd={shlex.join(target)}", "-p", "no:cacheprovider", *opts],
-                       plugins=[])
+    code = pytest.main([f"--agent-cmd={shlex.join(target)}", *QUIET_PYTEST, *opts], plugins=[])
     return _exit_status(int(code))
 
 
 def run_client(argv: list[str]) -> int:
     import pytest
     opts, cmd = _split(argv)
+    if _wants_help(opts):
+        print(suite_help("client"))
+        return 0
     if any(o == "--client-cmd" or o.startswith("--client-cmd=") for o in opts):
         print("acp-conformance client: give the client after --, not with --client-cmd", file=sys.stderr)
         return 2
+    if cmd and not cmd[0].strip():
+        print("acp-conformance client: the command after -- is empty: give the command that starts your client",
+              file=sys.stderr)
+        return 2
     target = cmd or REFERENCE_CLIENT
     # shlex.join quotes "{agent}" only if it must; the plugin splits the line back into these words
-    code = int(pytest.main([f"--client-cmd={shlex.join(target)}", "-p", "no:cacheprovider", *opts], plugins=[]))
+    code = int(pytest.main([f"--client-cmd={shlex.join(target)}", *QUIET_PYTEST, *opts], plugins=[]))
     return _exit_status(code)
 
 

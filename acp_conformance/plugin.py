@@ -142,9 +142,10 @@ def _positive(config: pytest.Config, name: str, opt: str) -> float:
 def _side(config: pytest.Config) -> str | None:
     """``agent`` with --agent-cmd (the suite plays the client), ``client`` with --client-cmd, else None."""
     agent, client = config.getoption("acp_agent_cmd", default=None), config.getoption("acp_client_cmd", default=None)
-    if agent and client:
+    if agent is not None and client is not None:
         raise UsageError("give either --agent-cmd or --client-cmd, not both")
-    return "agent" if agent else "client" if client else None
+    # an empty --agent-cmd= is given, and a usage error (target_command.py), not a run without the suite
+    return "agent" if agent is not None else "client" if client is not None else None
 
 
 def _settings(config: pytest.Config) -> dict[str, Any]:

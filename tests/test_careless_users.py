@@ -148,3 +148,52 @@ def _no_process_with_env(entry: str, within: float = 5.0) -> bool:
                 pass
         return out
     return _wait_for(lambda: not alive(), within)
+
+
+@pytest.mark.parametrize("args, words", [
+    (["agent", "--", ""], "acp-conformance agent: the command after -- is empty"),
+    (["agent", "--", "   "], "acp-conformance agent: the command after -- is empty"),
+    (["client", "--", ""], "acp-conformance client: the command after -- is empty"),
+    (["fuzz", "--agent-cmd", ""], "acp-conformance fuzz: --agent-cmd is empty"),
+    (["fuzz", "--client-cmd", " "], "acp-conformance fuzz: --client-cmd is empty"),
+    (["replay", "x.yaml", "--agent-cmd", ""], "acp-conformance replay: --agent-cmd is empty"),
+])
+def test_an_empty_command_is_a_one_line_usage_error(tmp_path, args, words):
+    p, elapsed = _run_cli(tmp_path, *args, timeout=60)
+    assert p.returncode == 2, p.stdout + p.stderr
+    lines = (p.stdout + p.stderr).strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(words), lines
+    assert not (tmp_path / "reports").exists()
+
+
+@pytest.mark.parametrize("option", ["--agent-cmd=", "--agent-cmd=  ", "--client-cmd="])
+def test_an_empty_command_to_pytest_is_a_usage_error(tmp_path, option):
+    p = subprocess.run([sys.executable, "-m", "pytest", option, "-p", "no:cacheprovider", "-q"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=60)
+    out = (p.stdout + p.stderr).strip().splitlines()
+    assert p.returncode == 2, out
+    side = "client" if "client" in option else "agent"
+    assert len(out) == 1 and f"--{side}-cmd is empty: give the command that starts your {side}" in out[0], out
+
+
+def test_suite_help_shows_the_acp_options_on_one_screen(tmp_path):
+    for side in ("agent", "client"):
+        p, _ = _run_cli(tmp_path, side, "--help", timeout=60)
+        lines = p.stdout.splitlines()
+        assert p.returncode == 0 and len(lines) <= 50, len(lines)
+        assert lines[0].startswith(f"usage: acp-conformance {side}")
+        assert any(ln.strip().startswith("--acp-timeout S") for ln in lines[:12])
+        assert "pytest --help" in lines[-1]
+        assert all(len(ln) <= 110 for ln in lines)
+        assert ("--acp-agent-env" in p.stdout) == (side == "agent")
+
+
+def test_no_warning_on_a_run_from_the_checkout_without_pytest_timeout(tmp_path):
+    """Run from the project's folder (its pyproject.toml holds the pytest configuration) with pytest-timeout
+    absent, as on a plain install: no "Unknown config option", no warning at all."""
+    repo = ROOT.parent
+    p = subprocess.run([*CLI, "agent", "-q", "-p", "no:timeout", f"--acp-report-dir={tmp_path / 'r'}", "--", "cat"],
+                       cwd=repo, capture_output=True, text=True, timeout=120)
+    out = p.stdout + p.stderr
+    assert p.returncode == 1, out[-2000:]
+    assert "warnings summary" not in out and "Warning:" not in out and "Unknown config option" not in out, out[-3000:]
