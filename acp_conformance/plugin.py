@@ -114,6 +114,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--acp-rules", dest="acp_rules", default=None, metavar="IDS",
                 help="run only the scenarios bound to these rule IDs (comma-separated); the verdict then "
                      "covers the run, so rules left out are not-tested")
+    g.addoption("--acp-scenarios", dest="acp_scenarios", action="append", default=[], metavar="PATH",
+                help="also run your own scenario files: a file or a folder of them (repeatable; docs/scenarios.md)")
+    g.addoption("--acp-no-bundled", dest="acp_no_bundled", action="store_true", default=False,
+                help="run only the --acp-scenarios files, not the bundled suite")
     g.addoption("--acp-auth-method", dest="acp_auth_method", default=None, metavar="ID",
                 help="call auth/login with this methodId right after every initialize (before session/new)")
     # each concern registers its own options (one module each, so they stay apart)
@@ -221,9 +225,21 @@ def pytest_configure(config: pytest.Config) -> None:
     except UsageError as e:
         pytest.exit(f"acp-conformance: {e}", returncode=2)
     from .resources import scenarios_dir
-    suite_dir = scenarios_dir() / settings["side"]
-    config.args[:] = [str(suite_dir)]  # the bundled suite, and only it
+    from .scenario_paths import ScenarioPathError, scenario_roots, user_paths
+    suite_dir = (scenarios_dir() / settings["side"]).resolve()
+    try:
+        if not hasattr(config, "workerinput"):  # a worker gets the controller's options, positional ones added
+            from _pytest.config import Config
+            positional = list(config.args) if config.args_source == Config.ArgsSource.ARGS else []
+            config.option.acp_scenarios = user_paths(config.getoption("acp_scenarios"), positional)
+        roots = scenario_roots(config.getoption("acp_scenarios"),
+                               None if config.getoption("acp_no_bundled") else suite_dir,
+                               settings["side"], set(load_catalog()))
+    except ScenarioPathError as e:
+        pytest.exit(f"acp-conformance: {e}", returncode=2)
+    config.args[:] = [str(r) for r in roots]  # the bundled suite and the user's scenario files, and only them
     config.stash[STATE] = state = SuiteState(config, settings, suite_dir)
+    state.scenario_roots = roots
     if not hasattr(config, "workerinput"):
         from .early_stop import reset
         reset(settings["report_dir"])
@@ -252,6 +268,7 @@ class SuiteState:
         self.verdict = None
         self.validator = None
         self.guard = None  # the SignalGuard of the run (interruption.py)
+        self.scenario_roots: list[Path] = [suite_dir]  # what the run collects (scenario_paths.py)
 
 
 STATE = pytest.StashKey[SuiteState]()
@@ -273,11 +290,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector):
     state = parent.config.stash.get(STATE, None)
-    if state is None or file_path.suffix not in (".yaml", ".yml"):
-        return None
-    try:
-        file_path.relative_to(state.suite_dir)
-    except ValueError:
+    from .scenario_paths import collects
+    if state is None or not collects(file_path, state.scenario_roots):
         return None
     return ScenarioFile.from_parent(parent, path=file_path)
 
