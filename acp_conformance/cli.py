@@ -43,8 +43,10 @@ acp-conformance fuzz --agent-cmd CMD [--seed N] [--max-examples N] [--budget S] 
   Fuzz the target with generated traffic judged by every rule; a failure is shrunk and written as a
   scenario file (fuzz-counterexample.yaml) beside fuzz-report.json. Exit 0: no finding, 1: a finding.
 
-acp-conformance replay FILE --agent-cmd CMD [--timeout S] [--strict]  (or --client-cmd CMD)
-  Rerun a scenario file (a fuzz counterexample) with every monitor. Exit 0: it passes, 1: it fails."""
+acp-conformance replay FILE --agent-cmd CMD [--timeout S] [--strict] [--report-dir DIR]  (or --client-cmd CMD)
+  Rerun a scenario file (a fuzz counterexample, or your own) with every monitor: each scenario passed,
+  failed (with its rules) or skipped (with the reason), and the reports of a suite run.
+  Exit 0: it passes, 1: it fails."""
 
 
 def _split(argv: list[str]) -> tuple[list[str], list[str]]:
@@ -192,6 +194,9 @@ def _fuzz_parser(prog: str, replay: bool) -> argparse.ArgumentParser:
     target = p.add_mutually_exclusive_group(required=True)
     target.add_argument("--agent-cmd", metavar="CMD", help="the agent's command line (the suite plays the client)")
     target.add_argument("--client-cmd", metavar="CMD", help="the client's command line (the suite plays the agent)")
+    if replay:
+        p.add_argument("--report-dir", default="reports", metavar="DIR",
+                       help="where report.json, report.html and the transcripts go (default reports/; agents)")
     if not replay:
         p.add_argument("--seed", type=int, default=0, metavar="N",
                        help="the run's seed: the same seed against the same deterministic target gives the same run")
@@ -270,7 +275,12 @@ def run_replay(argv: list[str]) -> int:
         else:
             from .fuzz.run import replay
             from .fuzz.stateful import FuzzConfig
-            result = replay(a.file, FuzzConfig(target, timeout=a.timeout, strict=a.strict))
+            report_dir = Path(a.report_dir)
+            try:
+                report_dir.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise _Usage(f"--report-dir: cannot create {a.report_dir!r} ({e.strerror or e})") from None
+            result = replay(a.file, FuzzConfig(target, timeout=a.timeout, strict=a.strict), report_dir)
     except ScenarioFileError as e:
         raise _Usage(" ".join(str(e).split())) from None
     print("\n".join(replay_summary(a.file, result, side, target)))

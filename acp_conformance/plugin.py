@@ -228,10 +228,9 @@ def pytest_configure(config: pytest.Config) -> None:
     from .scenario_paths import ScenarioPathError, scenario_roots, user_paths
     suite_dir = (scenarios_dir() / settings["side"]).resolve()
     try:
-        if not hasattr(config, "workerinput"):  # a worker gets the controller's options, positional ones added
-            from _pytest.config import Config
-            positional = list(config.args) if config.args_source == Config.ArgsSource.ARGS else []
-            config.option.acp_scenarios = user_paths(config.getoption("acp_scenarios"), positional)
+        from _pytest.config import Config  # an xdist worker parses the same command line: the same roots
+        positional = list(config.args) if config.args_source == Config.ArgsSource.ARGS else []
+        config.option.acp_scenarios = user_paths(config.getoption("acp_scenarios"), positional)
         roots = scenario_roots(config.getoption("acp_scenarios"),
                                None if config.getoption("acp_no_bundled") else suite_dir,
                                settings["side"], set(load_catalog()))
@@ -293,7 +292,11 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector):
     from .scenario_paths import collects
     if state is None or not collects(file_path, state.scenario_roots):
         return None
-    return ScenarioFile.from_parent(parent, path=file_path)
+    if state.suite_dir in file_path.resolve().parents:
+        return ScenarioFile.from_parent(parent, path=file_path)
+    # the user's file: named as the user knows it (its path from the current folder), not by pytest's rootdir
+    rel = os.path.relpath(file_path, parent.config.invocation_params.dir)
+    return ScenarioFile.from_parent(parent, path=file_path, nodeid=file_path.name if rel.startswith("..") else rel)
 
 
 class ScenarioFile(pytest.File):

@@ -197,3 +197,60 @@ def test_no_warning_on_a_run_from_the_checkout_without_pytest_timeout(tmp_path):
     out = p.stdout + p.stderr
     assert p.returncode == 1, out[-2000:]
     assert "warnings summary" not in out and "Warning:" not in out and "Unknown config option" not in out, out[-3000:]
+
+
+THREE = ROOT / "careless" / "three.yaml"
+REFERENCE = [sys.executable, "-m", "acp_conformance.reference.agent"]
+
+
+@pytest.mark.parametrize("how", ["positional", "option"])
+def test_your_scenario_file_runs_with_the_same_monitors_and_reports(tmp_path, how):
+    given = [str(THREE)] if how == "positional" else [f"--acp-scenarios={THREE.parent}"]
+    p, _ = _run_cli(tmp_path, "agent", *given, "--acp-no-bundled", "-rA", f"--acp-report-dir={tmp_path / 'r'}",
+                    "--", *REFERENCE)
+    out = p.stdout + p.stderr
+    assert p.returncode == 1, out[-3000:]  # the run covers three scenarios: most rules are not-tested
+    assert "2 passed, 1 skipped" in out, out[-2000:]
+    assert "the agent does not advertise capabilities.nonexistent.capability" in out
+    report = json.loads((tmp_path / "r" / "report.json").read_text())
+    assert sorted(t["id"].split("::")[-1] for t in report["tests"]) == [
+        "mine-hello", "mine-needs-a-capability", "mine-negotiation"]
+    assert {r["id"]: r["status"] for r in report["rules"]}["PROMPT-001"] == "pass"
+
+
+def test_your_scenario_file_beside_the_bundled_suite_and_its_mutant(tmp_path):
+    """The user's file runs beside the bundled scenarios and fails on a broken agent, naming the rule."""
+    mutant = [sys.executable, str(ROOT / "mutants" / "agent_mutants.py"), "prompt-001"]
+    p, _ = _run_cli(tmp_path, "agent", f"--acp-scenarios={THREE}", "-k", "mine- or initialize-v2",
+                    f"--acp-report-dir={tmp_path / 'r'}", "--", *mutant)
+    out = p.stdout + p.stderr
+    assert p.returncode == 1 and "FAILED" in out and "three.yaml::mine-hello" in out, out[-3000:]
+    assert "PROMPT-001 (MUST) failed" in out
+
+
+@pytest.mark.parametrize("args, words", [
+    (["notes.txt"], "'notes.txt' is not a scenario file"),
+    (["--acp-scenarios=missing.yaml"], "--acp-scenarios: 'missing.yaml' does not exist"),
+    (["--acp-no-bundled"], "--acp-no-bundled leaves nothing to run"),
+])
+def test_a_scenario_path_that_cannot_run_is_a_usage_error(tmp_path, args, words):
+    (tmp_path / "notes.txt").write_text("not a scenario\n")
+    p, _ = _run_cli(tmp_path, "agent", *args, "--", *REFERENCE, timeout=60)
+    out = (p.stdout + p.stderr).strip().splitlines()
+    assert p.returncode == 2 and len(out) == 1 and words in out[0], out
+
+
+def test_replay_reports_each_scenario_and_writes_the_reports(tmp_path):
+    p, _ = _run_cli(tmp_path, "replay", str(THREE), "--agent-cmd", " ".join(REFERENCE), "--report-dir",
+                    str(tmp_path / "r"))
+    out = p.stdout
+    assert p.returncode == 0, out + p.stderr
+    assert "  PASSED   mine-hello" in out and "  PASSED   mine-negotiation" in out
+    assert "  SKIPPED  mine-needs-a-capability: the agent does not advertise capabilities.nonexistent.capability" in out
+    report = json.loads((tmp_path / "r" / "report.json").read_text())
+    assert len(report["tests"]) == 3 and (tmp_path / "r" / "report.html").is_file()
+    mutant = f"{sys.executable} {ROOT / 'mutants' / 'agent_mutants.py'} prompt-001"
+    p, _ = _run_cli(tmp_path, "replay", str(THREE), "--agent-cmd", mutant, "--report-dir", str(tmp_path / "m"))
+    assert p.returncode == 1 and "  FAILED   mine-hello: PROMPT-001" in p.stdout, p.stdout
+    report = json.loads((tmp_path / "m" / "report.json").read_text())
+    assert {r["id"]: r["status"] for r in report["rules"]}["PROMPT-001"] == "fail"
