@@ -264,6 +264,7 @@ class SuiteState:
         self.agent_init: dict[str, Any] | None = None
         self.negotiated_version: int | None = None  # 1 when the agent answered a v2 initialize with 1
         self.first_contact: dict[str, Any] | None = None  # {"kind", "sentence"}: why the target was not judged
+        self.auth_blocked: list[str] = []  # the tests stopped at authentication, in the runner's words
         self.verdict = None
         self.validator = None
         self.guard = None  # the SignalGuard of the run (interruption.py)
@@ -377,6 +378,8 @@ class ScenarioItem(pytest.Item):
         finally:
             if tmp:
                 shutil.rmtree(tmp, ignore_errors=True)
+        if result.auth_blocked:  # what came before is judged; the rest of the scenario is skipped, not failed
+            result.skipped, result.error = result.auth_blocked, None
         contact = _first_contact(state, ctx.frames, result)
         if contact is not None:  # not an ACP program, or a v1 agent: judging v2 rules on it is only noise
             ctx.findings = [f for f in ctx.findings if contact.kind == NOT_V2 and f.rule in V1_KEEP]
@@ -388,7 +391,8 @@ class ScenarioItem(pytest.Item):
                 "harness_error": result.harness_error, "transcript": transcript_path,
                 "agent_init": result.agent_init, "endings": result.endings,
                 "negotiated_version": contact.version if contact is not None else None,
-                "first_contact": {"kind": contact.kind, "sentence": contact.sentence} if contact else None}
+                "first_contact": {"kind": contact.kind, "sentence": contact.sentence} if contact else None,
+                "auth_blocked": result.auth_blocked}
         self.user_properties.append((FINDINGS_KEY, json.dumps([f.to_json() for f in ctx.findings])))
         self.user_properties.append((META_KEY, json.dumps(meta)))
         if result.harness_error:
@@ -604,6 +608,8 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
                 state.negotiated_version = meta["negotiated_version"]
             if meta.get("first_contact") and state.first_contact is None:
                 state.first_contact = meta["first_contact"]
+            if meta.get("auth_blocked"):
+                state.auth_blocked.append(meta["auth_blocked"])
         else:
             keep.append((key, value))
     report.user_properties = keep
@@ -636,6 +642,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         extra = {"reason": state.first_contact["sentence"], "reason_kind": state.first_contact["kind"]}
         if state.negotiated_version is not None:
             extra["negotiated_version"] = state.negotiated_version
+    elif state.auth_blocked:
+        extra = {"reason": _auth_reason(state), "reason_kind": "auth-blocked"}
     stopped = state.guard.exit_status if state.guard is not None else None
     if stopped is not None:
         extra["interrupted"] = (f"the run was stopped by {_signal_name(stopped - 128)}: the tests not run "
@@ -688,7 +696,14 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
             tr.line(f"acp-conformance: could not annotate {xml}: {e}", red=True)
     if state.first_contact is not None:
         tr.line(f"acp-conformance: {state.first_contact['sentence']}", bold=True, red=True)
+    elif state.auth_blocked:
+        tr.line(f"acp-conformance: {_auth_reason(state)}", bold=True, red=True)
     tr.line(_verdict_line(state), bold=True, green=v.conformant, red=not v.conformant)
+
+
+def _auth_reason(state: SuiteState) -> str:
+    n = len(state.auth_blocked)
+    return f"{state.auth_blocked[0]} ({n} test(s) stopped there; their remaining rules are skipped, not failed)"
 
 
 def _verdict_line(state: SuiteState) -> str:
