@@ -159,6 +159,15 @@ def test_initialize_result_shape_and_markers():
     assert PASS in statuses(f, "INIT-005") and PASS in statuses(f, "INIT-010") and PASS in statuses(f, "INIT-007")
 
 
+def test_a_v1_shaped_answer_to_a_request_for_1_is_not_judged_against_the_v2_shape():
+    """claude-agent-acp 0.101.0, asked for 1, answers in v1's shape (agentInfo): legal for an agent of both."""
+    v1 = r'''C->A {"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"capabilities":{},"info":{"name":"c","version":"1"}}}
+A->C {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{},"agentInfo":{"name":"a","version":"1"},"authMethods":[]}}
+'''
+    f = run(v1)
+    assert FAIL not in statuses(f, "INIT-005") and "info" in statuses(f, "INIT-005")
+
+
 def test_repeated_initialize():
     again = INIT.replace('"id":0', '"id":1')
     assert PASS in statuses(run(INIT + again), "INIT-006")
