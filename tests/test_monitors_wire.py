@@ -532,3 +532,24 @@ def test_err_004_a_lenient_answer_carries_a_non_ascii_id_as_the_line_wrote_it():
         + 'A->C {"jsonrpc":"2.0","id":"\\u00bb<","result":{"sessions":[]}}\n'
     f = run(bom)
     assert FAIL not in statuses(f, "ERR-004") and INFO in statuses(f, "ERR-004")
+
+
+def test_unknown_session_answered_auth_required_is_not_an_err_001_failure():
+    """codex-acp 2.6.0 without credentials answers session/resume of any session -32000: the auth gate comes
+    before the lookup (legal), so ERR-001 is not judged; -32603 (claude-agent-acp 0.101.0) still fails."""
+    resume = ('C->A {"jsonrpc":"2.0","id":3,"method":"session/resume","params":{"sessionId":"sess_never","cwd":"/tmp"}}\n'
+              'A->C {"jsonrpc":"2.0","id":3,"error":{"code":%d,"message":"x"}}\n')
+    f = run(INIT + resume % -32000)
+    assert FAIL not in statuses(f, "ERR-001") and "info" in statuses(f, "ERR-001")
+    f = run(INIT + resume % -32603)
+    assert FAIL in statuses(f, "ERR-001")
+
+
+def test_v1_auth_methods_of_a_v1_answer_are_not_judged_against_v2():
+    v1 = r'''C->A {"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"capabilities":{},"info":{"name":"c","version":"1"}}}
+A->C {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{},"authMethods":[{"id":"api-key","name":"API key"}]}}
+'''
+    assert FAIL not in statuses(run(v1), "AUTH-003")
+    v2 = v1.replace('"protocolVersion":1,"agentCapabilities"', '"protocolVersion":2,"info":{"name":"a","version":"1"},"capabilities"')
+    v2 = v2.replace('"protocolVersion":1,"capabilities"', '"protocolVersion":2,"capabilities"')
+    assert FAIL in statuses(run(v2), "AUTH-003")
