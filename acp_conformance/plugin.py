@@ -597,7 +597,9 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
                 state.bound.setdefault(r, [])
                 if report.nodeid not in state.bound[r]:
                     state.bound[r].append(report.nodeid)
-            if meta.get("skipped"):
+            if meta.get("skipped") and not meta.get("auth_blocked"):
+                # a skip is "does not apply to this target"; a test stopped at authentication applies, and
+                # its rules stay not-tested (never conformant on what the suite could not reach)
                 state.skipped[report.nodeid] = meta["skipped"]
             if meta.get("error") or meta.get("harness_error"):
                 state.errors[report.nodeid] = meta.get("harness_error") or meta["error"]
@@ -703,7 +705,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
 
 def _auth_reason(state: SuiteState) -> str:
     n = len(state.auth_blocked)
-    return f"{state.auth_blocked[0]} ({n} test(s) stopped there; their remaining rules are skipped, not failed)"
+    return f"{state.auth_blocked[0]} ({n} test(s) stopped there: the rules they did not reach are not-tested, not failed)"
 
 
 def _verdict_line(state: SuiteState) -> str:

@@ -254,3 +254,32 @@ def test_replay_reports_each_scenario_and_writes_the_reports(tmp_path):
     assert p.returncode == 1 and "  FAILED   mine-hello: PROMPT-001" in p.stdout, p.stdout
     report = json.loads((tmp_path / "m" / "report.json").read_text())
     assert {r["id"]: r["status"] for r in report["rules"]}["PROMPT-001"] == "fail"
+
+
+AUTH_AGENT = ROOT / "careless" / "auth_agent.py"
+
+
+@pytest.mark.parametrize("login, sentence", [
+    ([], "blocked by authentication: session/new was answered auth_required (-32000); the agent offers "
+         "vendor-login (agent): give one with --acp-auth-method ID"),
+    (["--acp-auth-method=vendor-login"], "blocked by authentication: auth/login with methodId 'vendor-login' failed"),
+])
+def test_an_agent_behind_authentication_is_blocked_not_failed(tmp_path, login, sentence):
+    """What the suite reached before authentication is judged (initialize, the wire rules: all pass on this
+    agent); the tests stopped there are skipped, their rules not-tested, never failed, never conformant."""
+    marker = uuid.uuid4().hex
+    p, elapsed = _run_cli(tmp_path, "agent", f"--acp-report-dir={tmp_path / 'r'}", "-q", *login,
+                          f"--acp-agent-env=CARELESS_MARK={marker}", "--", sys.executable, str(AUTH_AGENT), timeout=300)
+    out = p.stdout + p.stderr
+    assert p.returncode == 1, out[-3000:]
+    assert f"acp-conformance: {sentence}" in out, out[-2000:]
+    assert "failed" not in out.splitlines()[-2], out.splitlines()[-2]  # pytest's counts: no test failed
+    report = json.loads((tmp_path / "r" / "report.json").read_text())
+    v = report["verdict"]
+    assert v["conformant"] is False and v["reason_kind"] == "auth-blocked" and v["reason"].startswith(sentence)
+    statuses = {r["id"]: r["status"] for r in report["rules"]}
+    assert not [r for r, s in statuses.items() if s in ("fail", "warn")]
+    assert statuses["INIT-001"] == "pass" and statuses["PROMPT-001"] == "not-tested"
+    assert json.loads((tmp_path / "r" / "badge.json").read_text())["message"] == "blocked by authentication"
+    assert _no_process_with_env(f"CARELESS_MARK={marker}")
+    assert elapsed < 120, elapsed
