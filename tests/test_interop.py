@@ -224,3 +224,31 @@ def test_interop_doc_shows_expected() -> None:
             rows.add(m.groups())
     data = {(t, rule, "/".join(statuses(e)), e["cause"]) for t, rules in load_expected().items() for rule, e in rules.items()}
     assert rows == data, f"docs/interop.md tables and expected.yaml differ: doc-only {rows - data}, yaml-only {data - rows}"
+
+
+DEFECTS = INTEROP / "defects"
+
+
+@pytest.mark.parametrize("scenario", sorted(DEFECTS.glob("*.yaml")), ids=lambda p: p.stem)
+def test_defect_scenarios_pass_on_the_reference_agent(scenario: Path, tmp_path: Path) -> None:
+    """A defect of a released agent written up as a scenario (docs/interop.md) is one a correct agent passes."""
+    p = subprocess.run([sys.executable, "-m", "acp_conformance.cli", "replay", str(scenario), "--agent-cmd",
+                        shlex.join([sys.executable, "-m", "acp_conformance.reference.agent"]),
+                        "--report-dir", str(tmp_path / "r")], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and "PASSED" in p.stdout, p.stdout + p.stderr
+
+
+@pytest.mark.parametrize("scenario", sorted(DEFECTS.glob("*.yaml")), ids=lambda p: p.stem)
+def test_defect_scenarios_reproduce_on_the_released_agent(scenario: Path, tmp_path: Path) -> None:
+    if not os.environ.get("ACP_INTEROP"):
+        pytest.skip("interop runs are opt-in: bash tests/interop/install.sh && ACP_INTEROP=1 pytest tests/test_interop.py")
+    require_sdk("claude-agent-acp")
+    target = next(name for name in ADAPTER_VERSIONS if scenario.name.startswith(name))
+    rules = re.findall(r"rules: \[([A-Z0-9, -]+)\]", scenario.read_text())
+    p = subprocess.run([sys.executable, "-m", "acp_conformance.cli", "replay", str(scenario), "--agent-cmd",
+                        shlex.join(TARGETS[target].argv), "--report-dir", str(tmp_path / "r")],
+                       capture_output=True, text=True, timeout=300,
+                       env={**os.environ, **without_credentials(tmp_path / "home")})
+    assert p.returncode == 1 and "REPRODUCED" in p.stdout, p.stdout + p.stderr
+    for rule in rules[0].split(", "):
+        assert f"{rule} failed" in p.stdout, p.stdout
