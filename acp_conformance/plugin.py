@@ -439,17 +439,24 @@ class ScenarioItem(pytest.Item):
         # a both-side monitor also speaks of agent-only rules; only the client's rules are judged here
         ctx.findings = [f for f in ctx.findings if f.rule in state.catalog
                         and state.catalog[f.rule].side in ("client", "both")]
+        contact = _first_contact(state, ctx.frames, result, client=True)
+        if contact is not None:  # a v1 client: judging v2 rules on it is only noise
+            ctx.findings = []
         _redact_outcome(state, ctx.findings, result)
         for f in ctx.findings:
             f.test = self.nodeid
         transcript_path = self._write_transcript(state, result)
         meta = {"rules": self.scenario.rules, "error": result.error, "skipped": result.skipped,
                 "harness_error": result.harness_error, "transcript": transcript_path,
-                "agent_init": result.agent_init, "endings": result.endings, "negotiated_version": None}
+                "agent_init": result.agent_init, "endings": result.endings,
+                "negotiated_version": contact.version if contact is not None else None,
+                "first_contact": {"kind": contact.kind, "sentence": contact.sentence} if contact else None}
         self.user_properties.append((FINDINGS_KEY, json.dumps([f.to_json() for f in ctx.findings])))
         self.user_properties.append((META_KEY, json.dumps(meta)))
         if result.harness_error:
             raise AcpFailure(f"HARNESS ERROR (a defect of the suite, not of the target): {result.harness_error}")
+        if contact is not None:
+            raise AcpFailure(_contact_text(contact, result, transcript_path))
         blocking, waived = _waive(state, _blocking_failures(state, ctx.findings))
         if result.skipped and not blocking:
             pytest.skip(result.skipped)
@@ -478,15 +485,15 @@ class ScenarioItem(pytest.Item):
         return super().repr_failure(excinfo, style)
 
 
-def _first_contact(state: SuiteState, frames: list[Frame], result):
+def _first_contact(state: SuiteState, frames: list[Frame], result, client: bool = False):
     """Why this test's target cannot be judged at all (rules/first_contact.py), while no test of the run has
     yet seen it answer initialize as a v2 peer; the run then stops (early_stop.py). Else None."""
     from .early_stop import has_spoken_v2, spoke_v2, stop
-    from .rules.first_contact import FirstContact, judge_agent
+    from .rules.first_contact import FirstContact, judge_agent, judge_client
     report_dir = state.settings["report_dir"]
     s = state.settings
-    contact = judge_agent(frames, max(s["startup_timeout"], s["timeout"]))
-    if contact is None:
+    contact = judge_client(frames) if client else judge_agent(frames, max(s["startup_timeout"], s["timeout"]))
+    if contact is None and not client:
         v1 = _negotiated_v1(frames)  # a test that does not open with initialize
         if v1 is not None:
             contact = FirstContact(NOT_V2, "the agent speaks ACP protocol version 1; this suite judges version 2",

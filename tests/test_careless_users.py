@@ -283,3 +283,20 @@ def test_an_agent_behind_authentication_is_blocked_not_failed(tmp_path, login, s
     assert json.loads((tmp_path / "r" / "badge.json").read_text())["message"] == "blocked by authentication"
     assert _no_process_with_env(f"CARELESS_MARK={marker}")
     assert elapsed < 120, elapsed
+
+
+def test_a_v1_client_gets_one_verdict(tmp_path):
+    """A client that asks for protocol version 1 (its latest): one sentence, exit 6, at once."""
+    marker = uuid.uuid4().hex
+    p, elapsed = _run_cli(tmp_path, "client", f"--acp-report-dir={tmp_path / 'r'}", "-q",
+                          f"--acp-client-env=CARELESS_MARK={marker}", "--", sys.executable,
+                          str(ROOT / "careless" / "v1_client.py"), "--", "{agent}")
+    out = p.stdout + p.stderr
+    sentence = "the client speaks ACP protocol version 1; this suite judges version 2"
+    assert p.returncode == 6, out[-3000:]
+    assert out.rstrip().splitlines()[-1] == f"ACP verdict: NOT CONFORMANT: {sentence}"
+    assert elapsed < 10, elapsed
+    report = json.loads((tmp_path / "r" / "report.json").read_text())
+    assert report["verdict"]["reason"] == sentence and report["verdict"]["reason_kind"] == "not-v2"
+    assert not [r["id"] for r in report["rules"] if r["status"] in ("pass", "fail", "warn")]
+    assert _no_process_with_env(f"CARELESS_MARK={marker}")

@@ -91,3 +91,17 @@ def _negotiated(response: Frame, asked: Any, side: str) -> FirstContact | None:
         return FirstContact(NOT_V2, f"the {side} speaks ACP protocol version {v}; this suite judges version 2",
                             response, v)
     return None
+
+
+def judge_client(frames: list[Frame]) -> FirstContact | None:
+    """The client's first initialize request of the test: a client asks for its latest version, so one that
+    asks for a version below 2 does not speak v2. None when it asked for 2 or later (or sent none)."""
+    for f in frames:
+        if f.direction == RECEIVED and isinstance(f.msg, dict) and f.msg.get("method") == "initialize":
+            params = f.msg.get("params")
+            v = params.get("protocolVersion") if isinstance(params, dict) else None
+            if isinstance(v, int) and not isinstance(v, bool) and v < 2:
+                return FirstContact(NOT_V2, f"the client speaks ACP protocol version {v}; this suite judges version 2",
+                                    f, v)
+            return None
+    return None
