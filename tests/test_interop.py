@@ -81,7 +81,10 @@ def without_credentials(home: Path) -> dict[str, str]:
     Claude Code refuses its permission-bypass mode unless told the machine is a sandbox (IS_SANDBOX=1)."""
     home.mkdir(parents=True, exist_ok=True)
     env = {"HOME": str(home), "ANTHROPIC_API_KEY": "", "CLAUDE_CODE_OAUTH_TOKEN": "", "OPENAI_API_KEY": "",
-           "CODEX_API_KEY": "", "CODEX_HOME": str(home / ".codex")}
+           "CODEX_API_KEY": ""}
+    (home / ".codex").mkdir(exist_ok=True)
+    if os.environ.get("CODEX_HOME"):  # never the user's own (its credentials)
+        env["CODEX_HOME"] = str(home / ".codex")
     if os.geteuid() == 0:
         env["IS_SANDBOX"] = "1"
     return env

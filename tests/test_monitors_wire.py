@@ -553,3 +553,12 @@ A->C {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{
     v2 = v1.replace('"protocolVersion":1,"agentCapabilities"', '"protocolVersion":2,"info":{"name":"a","version":"1"},"capabilities"')
     v2 = v2.replace('"protocolVersion":1,"capabilities"', '"protocolVersion":2,"capabilities"')
     assert FAIL in statuses(run(v2), "AUTH-003")
+
+
+def test_a_v1_answer_is_not_validated_against_the_v2_schema():
+    v1 = r'''C->A {"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"capabilities":{},"info":{"name":"c","version":"1"}}}
+A->C {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{},"agentInfo":{"name":"a","version":"1"}}}
+'''
+    assert FAIL not in statuses(run(v1), "SCHEMA-001")
+    v2 = run(v1.replace('"result":{"protocolVersion":1', '"result":{"protocolVersion":2'))
+    assert FAIL in statuses(v2, "SCHEMA-001") + statuses(v2, "INIT-005")  # one defect, one verdict
