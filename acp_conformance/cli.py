@@ -288,6 +288,8 @@ def run_replay(argv: list[str]) -> int:
 
 
 def _fuzz_command(fn, name: str, argv: list[str]) -> int:
+    from .interruption import SignalGuard
+    guard = SignalGuard(owner=True).install()  # SIGTERM/SIGHUP: every target killed at once, then unwind
     try:
         return fn(argv)
     except SystemExit as e:  # argparse: it has printed the usage and the error
@@ -295,9 +297,12 @@ def _fuzz_command(fn, name: str, argv: list[str]) -> int:
     except _Usage as e:
         print(f"acp-conformance {name}: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"acp-conformance {name}: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:
+        print(f"acp-conformance {name}: {e or 'interrupted'}", file=sys.stderr)
+        return guard.exit_status or 130
+    finally:
+        guard.sweep()
+        guard.uninstall()
 
 
 def main(argv: list[str] | None = None) -> int:

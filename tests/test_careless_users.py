@@ -300,3 +300,23 @@ def test_a_v1_client_gets_one_verdict(tmp_path):
     assert report["verdict"]["reason"] == sentence and report["verdict"]["reason_kind"] == "not-v2"
     assert not [r["id"] for r in report["rules"] if r["status"] in ("pass", "fail", "warn")]
     assert _no_process_with_env(f"CARELESS_MARK={marker}")
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="finds the target's processes in /proc")
+def test_sigterm_to_the_fuzzer_leaves_no_target(tmp_path):
+    marker = f"careless-{uuid.uuid4().hex}"
+    target = f"{sys.executable} -X pycache_prefix=/tmp/{marker} {HOSTILE} ignore-term"
+    proc = subprocess.Popen([*CLI, "fuzz", "--agent-cmd", target, "--budget", "120", "--report-dir",
+                             str(tmp_path / "f")], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
+    try:
+        assert _wait_for(lambda: _processes_with(marker), 60), "the target never started"
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 128 + signal.SIGTERM, (proc.returncode, out[-2000:])
+    assert "stopped by SIGTERM" in out
+    assert _none_left(marker), _processes_with(marker)
