@@ -26,6 +26,8 @@ QUIET_PYTEST = ["-p", "no:cacheprovider", "--assert=plain"]
 USAGE = """acp-conformance agent [PYTEST-OPTIONS] [-- CMD ARGS...]
   Run the conformance suite against an agent (default: the bundled reference agent).
   Options before -- go to pytest: --acp-report-dir DIR, --acp-timeout S, --junitxml FILE, -n 2, ...
+  Your own scenario files: --acp-scenarios PATH (a file or folder) [--acp-no-bundled].
+  acp-conformance agent --help lists the suite's options.
 
 acp-conformance client [PYTEST-OPTIONS] [-- CMD ARGS...]
   Run the conformance suite against a client (default: the bundled reference client); the suite
