@@ -338,7 +338,8 @@ class ScenarioItem(pytest.Item):
         why = stopped(self.config.stash[STATE].settings["report_dir"])
         if why is not None:  # the target is not one the suite can judge: the rest of the run is not run
             reason = f"not run: {why['sentence']}"
-            self.user_properties.append((META_KEY, json.dumps({"rules": self.scenario.rules, "skipped": reason})))
+            self.user_properties.append((META_KEY, json.dumps({"rules": self.scenario.rules, "skipped": reason,
+                                                               "stopped": True})))
             pytest.skip(reason)
         if self.config.stash[STATE].side == "client":
             return self._runtest_client()
@@ -604,9 +605,10 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
                 state.bound.setdefault(r, [])
                 if report.nodeid not in state.bound[r]:
                     state.bound[r].append(report.nodeid)
-            if meta.get("skipped") and not meta.get("auth_blocked"):
-                # a skip is "does not apply to this target"; a test stopped at authentication applies, and
-                # its rules stay not-tested (never conformant on what the suite could not reach)
+            if meta.get("skipped") and not meta.get("auth_blocked") and not meta.get("stopped"):
+                # a skip is "does not apply to this target"; a test stopped at authentication, or not run
+                # because the run stopped, applies, and its rules stay not-tested (never conformant on what
+                # the suite could not reach)
                 state.skipped[report.nodeid] = meta["skipped"]
             if meta.get("error") or meta.get("harness_error"):
                 state.errors[report.nodeid] = meta.get("harness_error") or meta["error"]
