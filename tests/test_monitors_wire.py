@@ -291,7 +291,8 @@ def test_v1_agent_run_says_so(tmp_path):
     from suite_run import mutant_cmd, run_suite
     t0 = time.monotonic()
     r = run_suite(mutant_cmd("v1-agent"), tmp_path)
-    assert time.monotonic() - t0 < 10
+    assert time.monotonic() - t0 < 30  # the run itself: under 10 s (pytest's own duration, below)
+    assert float(r.output.rsplit(" in ", 1)[1].split("s", 1)[0]) < 10, r.output[-500:]
     assert r.returncode == 6, r.output[-3000:]
     sentence = "the agent speaks ACP protocol version 1; this suite judges version 2"
     assert f"ACP verdict: NOT CONFORMANT: {sentence}" in r.output
