@@ -152,10 +152,14 @@ def run_rules(argv: list[str]) -> int:
     if a.coverage:
         checked = sum(1 for r in rows if r.id in RULES_CHECKED)
         blocking = [r for r in rows if r.blocking]
-        print(f"{'rule':14} {'level':9} {'side':7} {'checked by':28} summary")
+        # created by: who creates the rule's situation (suite: not reaching it is inconclusive; target: not
+        # exercised, which does not block unless --acp-require-coverage)
+        print(f"{'rule':14} {'level':9} {'side':7} {'checked by':28} {'created by':10} summary")
         for r in rows:
             by = RULES_CHECKED.get(r.id) or ("not observable" if r.id in hidden else "-")
-            print(f"{r.id:14} {r.level:9} {r.side:7} {by:28} {r.summary[:70]}")
+            creator = r.creator_on(a.side if a.side in ("agent", "client") else r.side if r.side != "both" else "agent")
+            print(f"{r.id:14} {r.level:9} {r.side:7} {by:28} {creator if r.id in RULES_CHECKED else '-':10} "
+                  f"{r.summary[:70]}")
         for r in rows:
             if r.id in hidden and r.id not in RULES_CHECKED:
                 print(f"  {r.id}: not observable on the wire: {hidden[r.id]}")

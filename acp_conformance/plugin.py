@@ -118,6 +118,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help="also run your own scenario files: a file or a folder of them (repeatable; docs/scenarios.md)")
     g.addoption("--acp-no-bundled", dest="acp_no_bundled", action="store_true", default=False,
                 help="run only the --acp-scenarios files, not the bundled suite")
+    g.addoption("--acp-require-coverage", dest="acp_require_coverage", action="store_true", default=False,
+                help="certification: a rule whose situation the target never created (not-exercised) blocks too, "
+                     "unless a waiver names it")
     g.addoption("--acp-auth-method", dest="acp_auth_method", default=None, metavar="ID",
                 help="call auth/login with this methodId right after every initialize (before session/new)")
     # each concern registers its own options (one module each, so they stay apart)
@@ -211,6 +214,7 @@ def _settings(config: pytest.Config) -> dict[str, Any]:
         },
         "report_dir": report_dir,
         "strict": bool(config.getoption("acp_strict")),
+        "require_coverage": bool(config.getoption("acp_require_coverage")),
         "waivers": waivers, "waivers_file": waivers_file,
         "no_redact": bool(config.getoption("acp_no_redact", default=False)),
     }
@@ -403,6 +407,10 @@ class ScenarioItem(pytest.Item):
             raise AcpFailure(_contact_text(contact, result, transcript_path))
         if result.skipped and not blocking:
             pytest.skip(result.skipped)
+        if not blocking and _target_never_did_it(state, self.scenario.rules, result):
+            from .rules.verdicts import NOT_EXERCISED_SKIP
+            pytest.skip(f"{NOT_EXERCISED_SKIP}the target never did what this scenario waits for "
+                        f"({' '.join(self.scenario.rules)}): {result.error}")
         if blocking or result.error:
             raise AcpFailure(_explain(state, blocking, result, ctx.frames, transcript_path))
         if waived:
@@ -542,6 +550,20 @@ def _blocking_failures(state: SuiteState, findings: list[Finding]) -> list[Findi
     return out
 
 
+def _target_never_did_it(state: SuiteState, rules: list[str], result) -> bool:
+    """The scenario waited for something that only the target decides to do (a tool call, a permission
+    request, background work...) and it never came: the target's right, not a failure. Either the await
+    that ended it was for such an update, or it ended on an await's timeout and every rule the scenario
+    exists for is target-created (a dead or garbling target is still a failure)."""
+    kind = getattr(result, "error_kind", None)
+    if not result.error or not rules or kind not in ("timeout", "target-never"):
+        return False
+    if kind == "target-never":  # it waited for a tool call, a terminal, a requires_action...
+        return True
+    from .rules.catalog import TARGET
+    return all(r in state.catalog and state.catalog[r].creator_on(state.side) == TARGET for r in rules)
+
+
 def _waive(state: SuiteState, failures: list[Finding]) -> tuple[list[Finding], list[Finding]]:
     """(the failures that count, those of rules listed in --acp-expected-failures)."""
     waivers = state.settings.get("waivers") or {}
@@ -646,7 +668,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     waivers = state.settings["waivers"]  # read (and checked) by _settings, before any test ran
     verdict = compute(state.catalog, state.findings, set(checked_on(state.side)), state.bound, state.skipped,
                       strict=state.settings["strict"], side=state.side, not_observable=load_not_observable(),
-                      waivers=waivers)
+                      waivers=waivers, require_coverage=state.settings.get("require_coverage", False))
     state.verdict = verdict
     extra: dict[str, Any] = {}
     if state.first_contact is not None:  # one sentence instead of a verdict per rule
@@ -696,13 +718,15 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
                    if rv.stale_waiver else rv.reason)
             tr.line(f"  {'STALE' if rv.stale_waiver else 'XFAIL':10} {rv.rule.id:14} {rv.rule.level:8} {why[:160]}",
                     red=rv.stale_waiver)
+    if state.first_contact is None:
+        _not_exercised_lines(tr, v)
     rd = state.settings["report_dir"]
     tr.line(f"report: {rd / 'report.json'}  (also report.html, badge.json)")
     xml = getattr(config.option, "xmlpath", None)  # pytest's --junitxml has written its file by now
     if xml and Path(xml).is_file() and not hasattr(config, "workerinput"):
         from .report.junit import annotate_junit
         try:
-            annotate_junit(Path(xml))
+            annotate_junit(Path(xml), v)
         except (OSError, ValueError) as e:
             tr.line(f"acp-conformance: could not annotate {xml}: {e}", red=True)
     if state.first_contact is not None:
@@ -710,6 +734,27 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
     elif state.auth_blocked:
         tr.line(f"acp-conformance: {_auth_reason(state)}", bold=True, red=True)
     tr.line(_verdict_line(state), bold=True, green=v.conformant, red=not v.conformant)
+    if not v.conformant and not tr.stats.get("failed") and not tr.stats.get("error"):
+        # pytest's closing line would read "N passed": make it carry the verdict, so nobody reads a pass
+        tr.stats.setdefault("blocking rules (not conformant)", []).extend(v.blocking_failures)
+        cause = ("never reached (inconclusive)" if v.inconclusive and len(v.inconclusive) == len(v.blocking_failures)
+                 else "blocking")
+        tr.line(f"every test passed, yet the run is NOT CONFORMANT: {len(v.blocking_failures)} rule(s) {cause}: "
+                f"{', '.join(r.rule.id for r in v.blocking_failures[:12])}; exit status 1", bold=True, red=True)
+
+
+def _not_exercised_lines(tr, v) -> None:
+    """The rules the target never gave a chance, grouped by what would reach them (one line per group)."""
+    groups: dict[str, list[str]] = {}
+    for rv in v.rules:
+        if rv.checked and rv.status == "not-exercised":
+            groups.setdefault(rv.rule.reach or "a target that creates the situation", []).append(rv.rule.id)
+    if not groups:
+        return
+    tr.line(f"  not exercised (the target never created the situation; they do not block"
+            f"{', but --acp-require-coverage is on' if v.require_coverage else ''}):")
+    for reach, ids in groups.items():
+        tr.line(f"    {', '.join(ids)}: reached by {reach}")
 
 
 def _auth_reason(state: SuiteState) -> str:

@@ -103,6 +103,9 @@ def test_report_page_renders_the_verdict_and_the_counts_of_report_json(browser, 
     verdict = browser.js("return document.getElementById('verdict').textContent")
     assert verdict == ("CONFORMANT" if rep["verdict"]["conformant"] else "NOT CONFORMANT")
     assert browser.js("return document.getElementById('summary').textContent") == rep["verdict"]["summary"]
+    cov = rep["verdict"]["coverage"]
+    assert browser.js("return document.getElementById('coverage').textContent").startswith(
+        f"{cov['exercised']} of {cov['checked']} rules exercised, ")
     shown = browser.js("""const out = {};
       for (const tr of document.querySelectorAll('#counts tr[data-tier]')) {
         out[tr.dataset.tier] = {};
@@ -210,7 +213,9 @@ def test_a_failing_rule_opens_to_its_evidence_with_the_offending_frame_marked(br
     browser.js("arguments[0].scrollIntoView({block: 'center'})", row_el)
     _shot(browser, "report-broken-failure-expanded.png")
     # a second click closes it
-    browser.driver.find_element(By.ID, f"rule-{BROKEN[1]}").click()
+    row = browser.driver.find_element(By.ID, f"rule-{BROKEN[1]}")
+    browser.js("arguments[0].scrollIntoView({block: 'center'})", row)  # opening scrolled to the marked frame
+    row.click()
     browser.wait(lambda d: not ev_row.is_displayed())
     # the "look at" line links to it, and the link opens it again
     link = browser.driver.find_element(By.CSS_SELECTOR, f"#attention a[href='#rule-{BROKEN[1]}']")

@@ -188,7 +188,15 @@ def test_junit_validates_against_the_junit_schema(runs, name):
 
 def test_junit_testcases_carry_scenario_and_rule_ids(runs):
     cases = list(ET.parse(runs["reference"].junit).getroot().iter("testcase"))
+    verdict = [c for c in cases if c.get("name") == "ACP verdict"]
+    cases = [c for c in cases if c.get("name") != "ACP verdict"]
     assert len(cases) == len(runs["reference"].report["tests"])
+    # the run's verdict is a testcase of its own, with the coverage, passed for a conformant run
+    assert len(verdict) == 1 and verdict[0].find("failure") is None
+    vprops = {p.get("name"): p.get("value") for p in verdict[0].iter("property")}
+    cov = runs["reference"].report["verdict"]["coverage"]
+    assert vprops["exercised"] == str(cov["exercised"]) and vprops["checked"] == str(cov["checked"])
+    assert vprops["verdict"].startswith("CONFORMANT: ")
     for case in cases:
         props = {p.get("name"): p.get("value") for p in case.iter("property")}
         assert case.get("name") == f"{props['scenario']} [{props['rules']}]"
@@ -199,6 +207,9 @@ def test_junit_failure_message_is_expected_and_observed(runs):
     r = runs["broken"]
     rule = r.rule(BROKEN[1])
     failures = [(c, c.find("failure")) for c in ET.parse(r.junit).getroot().iter("testcase") if c.find("failure") is not None]
+    verdict = [f for c, f in failures if c.get("name") == "ACP verdict"]
+    assert len(verdict) == 1 and BROKEN[1] in verdict[0].get("message") and "NOT CONFORMANT" in verdict[0].get("message")
+    failures = [(c, f) for c, f in failures if c.get("name") != "ACP verdict"]
     assert failures
     messages = {e["message"] for e in rule["evidence"]}
     for case, failure in failures:
@@ -218,13 +229,16 @@ def test_badge_is_a_shields_endpoint_with_the_verdict_and_counts(runs):
         badge = json.loads((runs[name].report_dir / "badge.json").read_text())
         assert set(badge) == {"schemaVersion", "label", "message", "color"}, badge
         assert badge["schemaVersion"] == 1 and badge["label"]
-        counts, checked = rep["verdict"]["counts"], len(_checked(rep))
+        checked = len(_checked(rep))
+        exercised = sum(1 for r in _checked(rep) if r["status"] in ("pass", "fail", "flaky", "warn", "xfail"))
+        assert rep["verdict"]["coverage"]["exercised"] == exercised and rep["verdict"]["coverage"]["checked"] == checked
         if ok:
             assert badge["color"] == "brightgreen"
-            assert badge["message"].startswith(f"conformant, {counts['pass']}/{checked} pass"), badge
+            assert badge["message"].startswith(f"conformant · {exercised}/{checked} exercised"), badge
         else:
             assert badge["color"] == "red"
-            assert badge["message"] == f"not conformant, {len(rep['verdict']['blocking'])} blocking of {checked}"
+            assert badge["message"] == (f"not conformant · {len(rep['verdict']['blocking'])} blocking · "
+                                        f"{exercised}/{checked} exercised")
     assert "1 waived" in json.loads((runs["waived"].report_dir / "badge.json").read_text())["message"]
 
 

@@ -1,7 +1,8 @@
 """Verdicts: worst over findings, levels, untested blocking rules count, unchecked rules do not."""
 
 from acp_conformance.rules.catalog import load_catalog
-from acp_conformance.rules.findings import FAIL, NOT_TESTED, PASS, SKIP, WARN, Finding
+from acp_conformance.rules.findings import FAIL, NOT_EXERCISED, NOT_TESTED, PASS, SKIP, WARN, Finding
+from acp_conformance.report.waivers import Waiver
 from acp_conformance.rules.verdicts import compute
 
 CAT = load_catalog()
@@ -62,3 +63,70 @@ def test_a_must_only_the_upstream_docs_state_is_advisory_and_warns():
     assert not compute(CAT, fs, {"TRANSPORT-007"}, {}, {}, strict=True).conformant
     v = compute(CAT, [Finding("TRANSPORT-003", FAIL, "a banner")], {"TRANSPORT-003"}, {}, {})
     assert status(v, "TRANSPORT-003") == FAIL and not v.conformant
+
+
+# -- who creates the situation: not-tested (inconclusive) vs not-exercised -------------------------------
+def test_a_target_rule_never_reached_is_not_exercised_and_does_not_block():
+    assert CAT["TOOL-001"].creator_on("agent") == "target" and CAT["PROMPT-001"].creator_on("agent") == "suite"
+    fs = [Finding("PROMPT-001", PASS, "ok", test="t1"), Finding("TOOL-001", NOT_TESTED, "no tool call", test="t2")]
+    v = compute(CAT, fs, {"PROMPT-001", "TOOL-001", "PERM-001"}, {"PERM-001": ["t3"]}, {}, side="agent")
+    assert status(v, "TOOL-001") == NOT_EXERCISED and status(v, "PERM-001") == NOT_EXERCISED
+    tool = next(r for r in v.rules if r.rule.id == "TOOL-001")
+    assert "no tool call" in tool.reason and "--acp-tool-prompt" in tool.reason  # what was seen, what would reach it
+    assert v.conformant and not v.inconclusive
+    assert v.coverage() == {"checked": 3, "exercised": 1, "not_exercised": 2, "not_tested": 0, "skipped": 0}
+    assert v.headline() == "CONFORMANT: 1 of 3 rules exercised, 0 failed"
+    assert v.summary_line().startswith("ACP verdict: CONFORMANT: 1 of 3 rules exercised, 0 failed (1 pass, 2 not-exercised")
+
+
+def test_a_suite_rule_never_reached_is_not_tested_and_the_run_is_inconclusive():
+    v = compute(CAT, [Finding("PROMPT-001", NOT_TESTED, "no answer", test="t1")], {"PROMPT-001", "TOOL-001"}, {}, {},
+                side="agent")
+    assert status(v, "PROMPT-001") == NOT_TESTED and status(v, "TOOL-001") == NOT_EXERCISED
+    assert not v.conformant and [r.rule.id for r in v.inconclusive] == ["PROMPT-001"]
+    assert v.headline().startswith("NOT CONFORMANT (inconclusive): 0 of 2 rules exercised")
+
+
+def test_require_coverage_makes_not_exercised_block_unless_waived():
+    fs = [Finding("PROMPT-001", PASS, "ok")]
+    checked = {"PROMPT-001", "TERM-001", "TOOL-001"}
+    v = compute(CAT, fs, checked, {}, {}, side="agent", require_coverage=True)
+    assert not v.conformant and {r.rule.id for r in v.blocking_failures} == {"TERM-001", "TOOL-001"}
+    w = Waiver("TERM-001", "we never create terminals")
+    v = compute(CAT, fs, checked, {}, {}, side="agent", require_coverage=True, waivers={"TERM-001": w})
+    assert [r.rule.id for r in v.blocking_failures] == ["TOOL-001"]
+    term = next(r for r in v.rules if r.rule.id == "TERM-001")
+    assert term.status == NOT_EXERCISED and term.reason.startswith("waived (we never create terminals)")
+    assert not term.stale_waiver
+
+
+def test_the_creator_can_differ_by_side():
+    # ERR-010 (no reused request ids): only an agent that sends requests creates it; every client sends requests
+    assert CAT["ERR-010"].creator_on("agent") == "target" and CAT["ERR-010"].creator_on("client") == "suite"
+    assert status(compute(CAT, [], {"ERR-010"}, {}, {}, side="agent"), "ERR-010") == NOT_EXERCISED
+    assert status(compute(CAT, [], {"ERR-010"}, {}, {}, side="client"), "ERR-010") == NOT_TESTED
+
+
+def test_every_checked_rule_has_exactly_one_creator_and_the_data_names_only_catalog_rules():
+    from acp_conformance.rules.catalog import load_situations
+    from acp_conformance.rules.monitors import checked_on
+    situations = load_situations()
+    assert set(situations) <= set(CAT), set(situations) - set(CAT)
+    missing = set(checked_on(None)) - set(situations)
+    assert not missing, f"checked rules without a creator in situations.json: {sorted(missing)}"
+    for rid, s in situations.items():
+        creators = s["creator"].values() if isinstance(s["creator"], dict) else [s["creator"]]
+        assert set(creators) <= {"suite", "target"}, (rid, s)
+        if "target" in creators:
+            assert s.get("reach"), f"{rid}: a target rule says what would reach it"
+
+
+def test_a_test_skipped_for_a_situation_the_target_never_created_does_not_make_its_rules_skip():
+    from acp_conformance.rules.verdicts import NOT_EXERCISED_SKIP
+    skipped = {"t1": NOT_EXERCISED_SKIP + "the target never did what this scenario waits for: no tool call"}
+    bound = {"TOOL-001": ["t1"], "TOOL-007": ["t1"]}
+    v = compute(CAT, [], {"TOOL-001", "TOOL-007"}, bound, skipped, side="agent")
+    assert status(v, "TOOL-001") == NOT_EXERCISED  # a target rule: the target's right
+    assert status(v, "TOOL-007") == NOT_TESTED  # a suite rule: the suite should have reached it elsewhere
+    v = compute(CAT, [], {"TOOL-001"}, bound, {"t1": "session.delete not advertised"}, side="agent")
+    assert status(v, "TOOL-001") == SKIP

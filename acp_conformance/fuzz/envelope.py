@@ -109,11 +109,11 @@ def envelope_cases(draw, ids: st.SearchStrategy = request_ids) -> EnvelopeCase:
     if kind == "batch":
         n = draw(st.integers(1, 4))
         members = draw(st.lists(ids, min_size=n, max_size=n, unique_by=lambda v: (type(v), v)))
-        return EnvelopeCase(kind, (_j([_request(i) for i in members]),), ("TRANSPORT-005",))
+        return EnvelopeCase(kind, (_j([_request(i) for i in members]),), ("TRANSPORT-012",))
     if kind == "empty_batch":
         return EnvelopeCase(kind, ("[]",), ("TRANSPORT-006",))
     if kind == "notification_batch":
-        return EnvelopeCase(kind, (_j([{"jsonrpc": "2.0", "method": "_fuzz/ping", "params": {}}]),), ("TRANSPORT-007",))
+        return EnvelopeCase(kind, (_j([{"jsonrpc": "2.0", "method": "_fuzz/ping", "params": {}}]),), ("TRANSPORT-012",))
     if kind == "invalid_json":
         # (a drawn id, like every case's: a fixed one could be the id of a request the example made)
         text = draw(st.sampled_from(['{"jsonrpc": "2.0", "id": ' + json.dumps(rid) + ', "method"', "{", "nul", "[1,",

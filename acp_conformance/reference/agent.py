@@ -465,6 +465,13 @@ class ReferenceAgent:
             self.handle_message(message, None)
 
     def handle_batch(self, items: list) -> None:
+        """ACP v2 has no JSON-RPC batches (the v2 Preview; ACP schema crate v1.14.0, #2625): a batch array,
+        [] included, is one invalid request, refused whole; none of its members is dispatched."""
+        self.respond_error(Ctx(None, None, None), INVALID_REQUEST, "Invalid Request: ACP v2 has no JSON-RPC batches")
+
+    def handle_batch_per_member(self, items: list) -> None:
+        """The older JSON-RPC 2.0 reading (members served, responses in one array): kept for the tests that
+        prove the suite notes it and never fails it."""
         if not items:
             self.respond_error(Ctx(None, None, None), INVALID_REQUEST, "Invalid Request")
             return

@@ -11,11 +11,12 @@ def badge(report: dict[str, Any]) -> dict[str, Any]:
     v = report["verdict"]
     c = v.get("counts", {})
     checked = sum(c.values())
+    cov = v.get("coverage") or {"exercised": c.get("pass", 0), "checked": checked}
+    exercised = f"{cov['exercised']}/{cov['checked']} exercised"
     ok = bool(v.get("conformant"))
     bad = len(v.get("blocking") or [])  # the rules that decide against conformance (fail, flaky, not-tested)
-    waived = f", {c['xfail']} waived" if c.get("xfail") else ""
-    msg = (f"conformant, {c.get('pass', 0)}/{checked} pass{waived}" if ok
-           else f"not conformant, {bad} blocking of {checked}{waived}")
+    waived = f" · {c['xfail']} waived" if c.get("xfail") else ""
+    msg = (f"conformant · {exercised}{waived}" if ok else f"not conformant · {bad} blocking · {exercised}{waived}")
     msg = reason_label(v) or msg  # a target the suite could not judge: why, not a count of rules
     return {"schemaVersion": 1, "label": "ACP v2", "message": msg, "color": "brightgreen" if ok else "red"}
 

@@ -79,8 +79,12 @@ def render(report: dict[str, Any], title: str = "ACP conformance report") -> str
     data = page_data(report)
     v = data["verdict"]
     head = "CONFORMANT" if v.get("conformant") else "NOT CONFORMANT"
+    cov = v.get("coverage")
+    proven = (f"{cov['exercised']} of {cov['checked']} rules exercised, "
+              f"{v.get('counts', {}).get('fail', 0) + v.get('counts', {}).get('flaky', 0)} failed" if cov else "")
     return (PAGE.replace("@@TITLE@@", html.escape(title))
             .replace("@@VERDICT@@", head)
+            .replace("@@PROVEN@@", html.escape(proven))
             .replace("@@VCLASS@@", "ok" if v.get("conformant") else "bad")
             .replace("@@SUMMARY@@", html.escape(v.get("summary", "")))
             .replace("@@BANNER@@", _banner(v))
@@ -104,10 +108,11 @@ def write_html_report(path: Path, report: dict[str, Any]) -> Path:
 CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:0 1.5em 3em;color:#222}
 h1{margin:.6em 0 .2em} .verdict{font-size:1.6em;font-weight:700;padding:.3em .6em;border-radius:4px;display:inline-block;color:#fff}
-.verdict.ok{background:#2e7d32}.verdict.bad{background:#c62828}
+.verdict.ok{background:#2e7d32}.verdict.bad{background:#c62828} .proven{font-size:1.3em;font-weight:600;margin-left:.5em}
 .banner{font-size:1.2em;font-weight:600;border-left:6px solid #c62828;background:#fdecea;padding:.4em .8em}
 table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:2px 6px;text-align:left;vertical-align:top}
 .counts td{text-align:right}.st{color:#fff;border-radius:3px;padding:0 4px;font-size:12px;white-space:nowrap}
+tr.rule{scroll-margin-top:6em}  /* a rule jumped to is not hidden under the sticky filters */
 #filters{margin:1em 0;position:sticky;top:0;background:#fff;padding:.4em 0;border-bottom:1px solid #ddd}
 #filters button{margin:1px;border:1px solid #999;background:#f4f4f4;border-radius:3px;cursor:pointer}
 #filters button.on{background:#333;color:#fff}
@@ -289,7 +294,7 @@ PAGE = """<!DOCTYPE html>
 <title>@@TITLE@@</title><style>""" + CSS + """</style></head>
 <body>
 <h1>@@TITLE@@</h1>
-<div class="verdict @@VCLASS@@" id="verdict">@@VERDICT@@</div>
+<div class="verdict @@VCLASS@@" id="verdict">@@VERDICT@@</div> <span class="proven" id="coverage">@@PROVEN@@</span>
 @@BANNER@@
 <p id="summary">@@SUMMARY@@</p>
 <p class="mono" id="target"></p>

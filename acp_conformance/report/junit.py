@@ -23,7 +23,9 @@ def _message(text: str) -> str:
     return " | ".join(out) or (text.splitlines()[0] if text else "")
 
 
-def annotate_junit(path: Path) -> None:
+def annotate_junit(path: Path, verdict=None) -> None:
+    """``verdict``: the run's Verdict; it becomes a testcase of its own ("ACP verdict"), failed when the run is
+    not conformant (so a JUnit reader never sees only passes for a run that exits 1), with the coverage."""
     tree = ET.parse(path)
     for case in tree.getroot().iter("testcase"):
         props = {p.get("name"): p.get("value") for p in case.iter("property")}
@@ -34,4 +36,24 @@ def annotate_junit(path: Path) -> None:
             msg = _message(fail.text or fail.get("message") or "")
             if msg:
                 fail.set("message", msg)
+    if verdict is not None:
+        _verdict_case(tree.getroot(), verdict)
     tree.write(path, encoding="utf-8", xml_declaration=True)
+
+
+def _verdict_case(root: ET.Element, verdict) -> None:
+    suite = root if root.tag == "testsuite" else root.find("testsuite")
+    if suite is None:
+        return
+    cov = verdict.coverage()
+    case = ET.SubElement(suite, "testcase", {"classname": "acp_conformance", "name": "ACP verdict", "time": "0"})
+    props = ET.SubElement(case, "properties")
+    for name, value in (("verdict", verdict.headline()), ("exercised", cov["exercised"]),
+                        ("checked", cov["checked"]), ("not_exercised", cov["not_exercised"]),
+                        ("blocking", " ".join(v.rule.id for v in verdict.blocking_failures))):
+        ET.SubElement(props, "property", {"name": name, "value": str(value)})
+    suite.set("tests", str(int(suite.get("tests", "0")) + 1))
+    if not verdict.conformant:
+        fail = ET.SubElement(case, "failure", {"message": verdict.summary_line()})
+        fail.text = "\n".join(f"{v.rule.id} ({v.rule.level}) {v.status}: {v.reason}" for v in verdict.blocking_failures)
+        suite.set("failures", str(int(suite.get("failures", "0")) + 1))

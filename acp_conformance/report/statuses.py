@@ -11,6 +11,7 @@ STATUSES: dict[str, tuple[str, str, bool]] = {
     "xfail": ("XFAIL (waived)", "#6a1b9a", False),
     "pass": ("PASS", "#2e7d32", False),
     "not-tested": ("NOT TESTED", "#616161", True),
+    "not-exercised": ("NOT EXERCISED", "#9e9e9e", False),
     "skip": ("SKIP", "#9e9e9e", False),
     "info": ("INFO", "#1565c0", False),
 }

@@ -14,6 +14,9 @@ def markdown(report: dict[str, Any]) -> str:
     c = v.get("counts", {})
     lines = [f"## ACP conformance: {'✅ CONFORMANT' if v.get('conformant') else '❌ NOT CONFORMANT'}", "",
              f"`{report.get('target', {}).get('command', '')}`", "",
+             *([f"**{v['headline']}**" + (f"; {v['coverage']['not_exercised']} not exercised (the target never "
+                                           f"created their situation)" if v.get("coverage", {}).get("not_exercised")
+                                           else ""), ""] if v.get("headline") else []),
              "| " + " | ".join(label(s) for s in ORDER if c.get(s)) + " |",
              "|" + "---|" * sum(1 for s in ORDER if c.get(s)),
              "| " + " | ".join(str(c[s]) for s in ORDER if c.get(s)) + " |", ""]

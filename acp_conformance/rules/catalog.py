@@ -16,9 +16,13 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 CATALOG_PATH = Path(__file__).with_name("catalog.json")  # the shared catalog, IDs unchanged
 EXTRA_PATH = Path(__file__).with_name("catalog_extra.json")  # rules this project adds, new IDs
+# who creates each rule's situation (suite / target) and what would reach a target rule
+SITUATIONS_PATH = Path(__file__).with_name("situations.json")
+SUITE, TARGET = "suite", "target"
 
 BLOCKING_LEVELS = {"MUST", "MUST NOT"}
 SHOULD_LEVELS = {"SHOULD", "SHOULD NOT"}
@@ -39,6 +43,16 @@ class Rule:
     precondition: str
     testable: str
     source: str
+    # who creates the situation: "suite" or "target", or ((side, creator), ...) where the sides differ (situations.json)
+    creator: Any = SUITE
+    reach: str = ""  # for a target rule: what would exercise it (a steering option, a behaviour)
+
+    def creator_on(self, side: str | None) -> str:
+        """Who creates this rule's situation in a run against a target of ``side`` (agent / client)."""
+        if isinstance(self.creator, tuple):  # ((side, creator), ...): hashable, as a frozen dataclass needs
+            by_side = dict(self.creator)
+            return by_side.get(side or "agent", by_side.get("agent", SUITE))
+        return self.creator
 
     @property
     def advisory(self) -> bool:
@@ -71,7 +85,28 @@ class Rule:
 def load_catalog() -> dict[str, Rule]:
     data = json.loads(CATALOG_PATH.read_text(encoding="utf-8"))
     data += json.loads(EXTRA_PATH.read_text(encoding="utf-8"))
-    return {r["id"]: Rule(**{k: r.get(k, "") for k in Rule.__dataclass_fields__}) for r in data}
+    situations = load_situations()
+    text_fields = [k for k in Rule.__dataclass_fields__ if k not in ("creator", "reach")]
+    def creator(rid: str) -> Any:
+        c = situations.get(rid, {}).get("creator", SUITE)
+        return tuple(sorted(c.items())) if isinstance(c, dict) else c
+
+    return {r["id"]: Rule(**{k: r.get(k, "") for k in text_fields}, creator=creator(r["id"]),
+                          reach=situations.get(r["id"], {}).get("reach", ""))
+            for r in data}
+
+
+@lru_cache(maxsize=1)
+def load_situations() -> dict[str, dict[str, Any]]:
+    """situations.json: rule id -> {creator, reach}."""
+    return json.loads(SITUATIONS_PATH.read_text(encoding="utf-8"))["rules"]
+
+
+@lru_cache(maxsize=1)
+def load_retired() -> dict[str, str]:
+    """retired.json: catalog rules the suite no longer judges (rule id -> why), e.g. the JSON-RPC batch rules
+    that ACP v2 dropped. They keep their IDs and are listed, unchecked, with the reason."""
+    return json.loads(SITUATIONS_PATH.with_name("retired.json").read_text(encoding="utf-8"))["retired"]
 
 
 @lru_cache(maxsize=1)

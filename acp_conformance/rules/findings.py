@@ -12,11 +12,12 @@ SKIP = "skip"
 NOT_TESTED = "not-tested"
 INFO = "info"  # an INFORMATIONAL observation: recorded, never counted
 FLAKY = "flaky"  # failed, then passed when its test was rerun alone (--acp-rerun-failures)
+NOT_EXERCISED = "not-exercised"
 
 # A rule's status is the worst over all findings for it; one inconclusive run does not undo a
 # pass seen elsewhere, so not-tested ranks below pass.
 # A flaky blocking rule still counts against conformance: it was broken once and not shown reliable.
-SEVERITY = {FAIL: 6, FLAKY: 5, WARN: 4, PASS: 3, NOT_TESTED: 2, SKIP: 1, INFO: 0}
+SEVERITY = {FAIL: 6, FLAKY: 5, WARN: 4, PASS: 3, NOT_TESTED: 2, NOT_EXERCISED: 1.5, SKIP: 1, INFO: 0}
 
 
 def worst(statuses: list[str], default: str = NOT_TESTED) -> str:

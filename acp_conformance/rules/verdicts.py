@@ -4,8 +4,15 @@
   A flaky blocking rule (failed, then passed on a rerun) counts against conformance.
 * A failed SHOULD rule is a warning, and so is a failed advisory MUST (one only the upstream docs
   state, see ``catalog.py``); a failed MAY rule only a note. ``strict`` makes warnings block.
-* A blocking rule this suite checks that no test exercised is ``not-tested`` and counts against
-  conformance: a dead agent must not score 100%.
+* Who creates a rule's situation (``situations.json``) decides what an unreached rule means. A blocking
+  ``suite`` rule (initialize, a plain prompt, a cancel, malformed input...) that no test reached is
+  ``not-tested`` and counts against conformance: the run is inconclusive, and a dead agent must not score
+  100%. A ``target`` rule (tool calls, permissions, terminals, background work, a client choosing to
+  cancel...) whose situation never arose is ``not-exercised``: the target never did what the rule is
+  about, which is its right. It does not block unless ``require_coverage`` (certification), and a waiver
+  may name it with a reason ("we never create terminals"). Coverage = checked rules exercised / checked.
+* Observed traffic (``observed=True``: ``tap`` and ``check``): nobody scripted the session, so a rule is
+  pass, fail or warn where its situation arose and ``not-exercised`` everywhere else, never ``not-tested``.
 * A rule the suite has no check for yet is listed as such and left out of the verdict.
 * A rule whose every bound test was skipped (a capability the target does not advertise) is ``skip``.
 * Waivers (--acp-expected-failures): a waived rule that fails, is flaky or warns is ``xfail`` and does
@@ -17,11 +24,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from .catalog import Rule
-from .findings import FAIL, FLAKY, INFO, NOT_TESTED, PASS, SKIP, WARN, Finding, worst
+from .catalog import TARGET, Rule, load_retired
+from .findings import FAIL, FLAKY, INFO, NOT_EXERCISED, NOT_TESTED, PASS, SKIP, WARN, Finding, worst
 
 XFAIL = "xfail"  # failed, and listed as an expected failure (a waiver): reported, not counted
 WAIVABLE = (FAIL, FLAKY, WARN)  # statuses a waiver turns into xfail
+EXERCISED = (PASS, FAIL, FLAKY, WARN, XFAIL)  # the rule's situation arose and was judged
+# how a test skipped because the target never created its situation says so (the plugin writes it)
+NOT_EXERCISED_SKIP = "not exercised: "
 
 
 @dataclass
@@ -34,6 +44,7 @@ class RuleVerdict:
     reason: str = ""
     waiver: Any = None  # the Waiver (rule, reason, link) naming this rule, if any
     stale_waiver: bool = False  # waived, yet it passed
+    creator: str = "suite"  # who creates the situation in this run (suite / target)
 
     @property
     def counts(self) -> bool:
@@ -45,7 +56,7 @@ class RuleVerdict:
         first = next((f for f in self.findings if f.status == self.status), None)
         return {
             "id": r.id, "area": r.area, "level": r.level, "side": r.side, "status": self.status,
-            "blocking": r.blocking, "tier": r.tier, "checked": self.checked, "summary": r.summary, "source": r.source,
+            "blocking": r.blocking, "tier": r.tier, "checked": self.checked, "creator": self.creator, "summary": r.summary, "source": r.source,
             "reason": self.reason or (first.message if first else ""),
             "expected": first.expected if first else "",
             "tests": self.tests,
@@ -61,19 +72,42 @@ class RuleVerdict:
 class Verdict:
     rules: list[RuleVerdict]
     strict: bool = False
+    require_coverage: bool = False  # certification: a not-exercised rule blocks too (unless waived)
+    observed: bool = False  # judged on observed traffic (tap, check): only what happened counts
 
     @property
     def blocking_failures(self) -> list[RuleVerdict]:
         bad = {FAIL, FLAKY, NOT_TESTED} | ({WARN} if self.strict else set())
-        return [v for v in self.rules if v.checked and (v.rule.blocking or (self.strict and v.status == WARN))
-                and v.status in bad]
+        out = []
+        for v in self.rules:
+            if not v.checked:
+                continue
+            if v.status == NOT_EXERCISED:
+                if self.require_coverage and v.waiver is None and v.rule.level not in ("MAY",):
+                    out.append(v)
+            elif v.status in bad and (v.rule.blocking or (self.strict and v.status == WARN)):
+                out.append(v)
+        return out
+
+    @property
+    def inconclusive(self) -> list[RuleVerdict]:
+        """Blocking rules the suite should have reached and did not (not-tested): the run proves nothing of them."""
+        return [v for v in self.blocking_failures if v.status == NOT_TESTED]
+
+    def coverage(self) -> dict[str, int]:
+        """How much was proven: checked rules whose situation arose (exercised) out of all checked rules."""
+        checked = [v for v in self.rules if v.checked]
+        return {"checked": len(checked), "exercised": sum(1 for v in checked if v.status in EXERCISED),
+                "not_exercised": sum(1 for v in checked if v.status == NOT_EXERCISED),
+                "not_tested": sum(1 for v in checked if v.status == NOT_TESTED),
+                "skipped": sum(1 for v in checked if v.status == SKIP)}
 
     @property
     def conformant(self) -> bool:
         return not self.blocking_failures
 
     def counts(self) -> dict[str, int]:
-        out = {s: 0 for s in (PASS, FAIL, FLAKY, WARN, XFAIL, SKIP, NOT_TESTED)}
+        out = {s: 0 for s in (PASS, FAIL, FLAKY, WARN, XFAIL, SKIP, NOT_TESTED, NOT_EXERCISED)}
         for v in self.rules:
             if v.checked:
                 out[v.status] = out.get(v.status, 0) + 1
@@ -83,11 +117,21 @@ class Verdict:
     def stale_waivers(self) -> list[RuleVerdict]:
         return [v for v in self.rules if v.stale_waiver]
 
+    def headline(self) -> str:
+        """What was proven, in a few words: ``CONFORMANT: 131 of 168 rules exercised, 0 failed``."""
+        c, cov = self.counts(), self.coverage()
+        if self.conformant:
+            head = "CONFORMANT" + (" on the observed traffic" if self.observed else "")
+        elif self.inconclusive and not any(v.status != NOT_TESTED for v in self.blocking_failures):
+            head = "NOT CONFORMANT (inconclusive)"
+        else:
+            head = "NOT CONFORMANT"
+        return f"{head}: {cov['exercised']} of {cov['checked']} rules exercised, {c[FAIL] + c[FLAKY]} failed"
+
     def summary_line(self) -> str:
         c = self.counts()
-        checked = sum(1 for v in self.rules if v.checked)
-        head = "CONFORMANT" if self.conformant else "NOT CONFORMANT"
-        parts = ", ".join(f"{c[s]} {s}" for s in (PASS, FAIL, FLAKY, WARN, XFAIL, NOT_TESTED, SKIP) if c[s])
+        parts = ", ".join(f"{c[s]} {s}" for s in (PASS, FAIL, FLAKY, WARN, XFAIL, NOT_TESTED, NOT_EXERCISED, SKIP)
+                          if c[s])
         extra = ""
         if not self.conformant:
             ids = [v.rule.id for v in self.blocking_failures]
@@ -95,7 +139,7 @@ class Verdict:
         stale = self.stale_waivers
         if stale:
             extra += f"; stale waivers (these rules pass now): {', '.join(v.rule.id for v in stale)}"
-        return f"ACP verdict: {head} ({checked} rules checked: {parts}{extra})"
+        return f"ACP verdict: {self.headline()} ({parts}{extra})"
 
 
 def _level_status(rule: Rule, status: str) -> str:
@@ -109,9 +153,12 @@ def _level_status(rule: Rule, status: str) -> str:
 def compute(catalog: dict[str, Rule], findings: Iterable[Finding], checked: set[str],
             bound_tests: dict[str, list[str]], skipped_tests: dict[str, str],
             strict: bool = False, side: str | None = None,
-            not_observable: dict[str, str] | None = None, waivers: dict[str, Any] | None = None) -> Verdict:
-    """``bound_tests``: rule -> the test ids that name it; ``skipped_tests``: test id -> reason."""
+            not_observable: dict[str, str] | None = None, waivers: dict[str, Any] | None = None,
+            require_coverage: bool = False, observed: bool = False) -> Verdict:
+    """``bound_tests``: rule -> the test ids that name it; ``skipped_tests``: test id -> reason;
+    ``require_coverage``: not-exercised rules block; ``observed``: judge observed traffic (module docstring)."""
     not_observable = not_observable or {}
+    retired = load_retired()
     by_rule: dict[str, list[Finding]] = {}
     for f in findings:
         by_rule.setdefault(f.rule, []).append(f)
@@ -129,11 +176,15 @@ def compute(catalog: dict[str, Rule], findings: Iterable[Finding], checked: set[
             if status == NOT_TESTED:  # say why: what the monitor saw, and what would exercise the rule
                 reason = next(f.message for f in fs if _level_status(rule, f.status) == NOT_TESTED)
         elif tests and all(t in skipped_tests for t in bound_tests.get(rule.id, [])) and bound_tests.get(rule.id):
-            status = SKIP
-            reason = "; ".join(sorted({skipped_tests[t] for t in bound_tests[rule.id]}))
+            reasons = sorted({skipped_tests[t] for t in bound_tests[rule.id]})
+            # a test skipped because the target never did what it waits for did not make the rule inapplicable
+            status = NOT_TESTED if all(r.startswith(NOT_EXERCISED_SKIP) for r in reasons) else SKIP
+            reason = "; ".join(reasons)
         else:
             status = NOT_TESTED
-            if not is_checked and rule.id in not_observable:
+            if not is_checked and rule.id in retired:
+                reason = f"retired: {retired[rule.id]}"
+            elif not is_checked and rule.id in not_observable:
                 reason = f"not observable on the wire: {not_observable[rule.id]}"
             elif not is_checked:
                 reason = "this version of the suite has no check for this rule"
@@ -143,14 +194,25 @@ def compute(catalog: dict[str, Rule], findings: Iterable[Finding], checked: set[
                 reason = "the tests bound to this rule did not reach the situation it is about"
             else:
                 reason = "no test exercised this rule"
-        rv = RuleVerdict(rule, status, is_checked, fs, tests, reason)
+        creator = rule.creator_on(side)
+        if is_checked and (status == NOT_TESTED and (creator == TARGET or observed) or status == SKIP and observed):
+            status = NOT_EXERCISED
+            if observed:
+                reason = "the observed traffic never reached the situation this rule is about" + (
+                    f" ({reason})" if fs and reason else "")
+            else:
+                reason = f"the target never created the situation this rule is about ({reason})" + (
+                    f"; reached by {rule.reach}" if rule.reach else "")
+        rv = RuleVerdict(rule, status, is_checked, fs, tests, reason, creator=creator)
         w = (waivers or {}).get(rule.id)
         if w is not None:
             rv.waiver = w
-            if status in WAIVABLE:
+            if status == NOT_EXERCISED:
+                rv.reason = f"waived ({w.reason}): {reason}"
+            elif status in WAIVABLE:
                 rv.status, rv.reason = XFAIL, f"expected failure ({w.reason}): " + (reason or next(
                     (f.message for f in fs if f.status in WAIVABLE), ""))
             elif status == PASS:
                 rv.stale_waiver = True
         out.append(rv)
-    return Verdict(out, strict)
+    return Verdict(out, strict, require_coverage, observed)

@@ -58,6 +58,13 @@ class ScenarioSkip(Exception):
     """The scenario does not apply to this target (a capability it needs is not advertised)."""
 
 
+# updates that only the target decides to send: a scenario that waited for one in vain was not exercised
+TARGET_UPDATE_KINDS = frozenset({"tool_call_update", "tool_call_content_chunk", "terminal_update",
+                                 "terminal_output_chunk", "plan_update", "usage_update", "available_commands_update",
+                                 "session_info_update", "config_option_update", "subagent_update", "notice",
+                                 "compaction_update"})
+
+
 class HarnessError(Exception):
     """The suite itself did something wrong (for example it built an invalid frame)."""
 
@@ -66,6 +73,8 @@ class HarnessError(Exception):
 class RunResult:
     transcript: Transcript
     error: str | None = None  # why the steps could not be completed (None: completed)
+    # "timeout": an awaited answer or update never came; "target-never": it was one only the target decides to send
+    error_kind: str | None = None
     skipped: str | None = None
     harness_error: str | None = None
     stderr: list[str] = field(default_factory=list)  # one text per connection
@@ -251,6 +260,8 @@ class Runner:
                 except (WaitTimeout, TargetGone, TargetClosed) as e:
                     self.transcript.event(EV_TIMEOUT if isinstance(e, WaitTimeout) else EV_NOTE, what=str(e))
                     self.result.error = str(e)
+                    if self.result.error_kind is None and isinstance(e, WaitTimeout):
+                        self.result.error_kind = "timeout"
                     self._blocked_by_auth()
                 except HarnessError as e:
                     self.result.harness_error = str(e)
@@ -465,6 +476,9 @@ class Runner:
             if a.get("optional"):
                 self.transcript.event(EV_NOTE, text=f"optional wait ended: {e}")
                 return
+            u = a.get("update") or {}
+            if u.get("kind") in TARGET_UPDATE_KINDS or u.get("state") == "requires_action":
+                self.result.error_kind = "target-never"  # only the target decides to do this: its right
             raise
 
     async def _step_cancel(self, a: dict[str, Any], step: Step) -> None:

@@ -143,12 +143,21 @@ class Transport006(ReferenceAgent):
         super().handle_batch(items)
 
 
-class Transport008(ReferenceAgent):
-    """Invalid entries of a batch are dropped silently."""
+class Transport012(ReferenceAgent):
+    """Batch arrays are dropped without an answer (neither the v2 refusal nor the older member answers)."""
 
     def handle_batch(self, items):
-        kept = [x for x in items if isinstance(x, dict)]
-        super().handle_batch(kept if kept or not items else items)
+        if not items:
+            super().handle_batch(items)  # [] still gets its -32600: TRANSPORT-006 is not this mutant's
+
+
+class Transport012Both(ReferenceAgent):
+    """A batch is refused whole with -32600 and its members are served all the same."""
+
+    def handle_batch(self, items):
+        super().handle_batch(items)
+        if items:
+            self.handle_batch_per_member(items)
 
 
 class Ext004(ReferenceAgent):
@@ -164,13 +173,14 @@ MUTANTS: dict[str, tuple[tuple[str, ...], type]] = {
     "wire-err-005": (("ERR-005",), Err005),
     "wire-err-006": (("ERR-006", "TRANSPORT-009"), Err006),
     "wire-err-008": (("ERR-004", "ERR-008"), Err008),
-    "wire-err-011": (("ERR-011", "TRANSPORT-007", "EXT-001"), Err011),
+    "wire-err-011": (("ERR-011", "EXT-001"), Err011),
     "wire-err-012": (("ERR-012",), Err012),
     "wire-err-014": (("ERR-014",), Err014),
     "wire-init-005": (("INIT-005",), Init005),
     "wire-init-006": (("INIT-006", "INIT-008", "INIT-009"), Init006),
     "wire-init-010": (("INIT-010",), Init010),
     "wire-transport-006": (("TRANSPORT-006",), Transport006),
-    "wire-transport-008": (("TRANSPORT-008",), Transport008),
+    "wire-transport-012": (("TRANSPORT-012",), Transport012),
+    "wire-transport-012-both": (("TRANSPORT-012",), Transport012Both),
     "wire-ext-004": (("EXT-004",), Ext004),
 }

@@ -38,22 +38,21 @@ def _nonascii(m: Msg) -> list[str]:
 
 class WireTransportMonitor(FrameLogMixin, ConnMonitor):
     side = "both"  # judges the target's frames in either role (ctx.target_side)
-    rules = ("TRANSPORT-001", "TRANSPORT-002", "TRANSPORT-005", "TRANSPORT-006", "TRANSPORT-007", "TRANSPORT-008",
-             "TRANSPORT-009", "TRANSPORT-010", "TRANSPORT-011")
+    # TRANSPORT-005/007/008 (the JSON-RPC 2.0 batch reading) are retired: ACP v2 has no batches (retired.json);
+    # TRANSPORT-012 judges a batch as v2 reads it, and the older reading is noted, never failed
+    rules = ("TRANSPORT-001", "TRANSPORT-002", "TRANSPORT-006", "TRANSPORT-009", "TRANSPORT-010", "TRANSPORT-011",
+             "TRANSPORT-012")
     expected = {
         "TRANSPORT-001": "Messages are UTF-8 encoded JSON; non-ASCII text round-trips unchanged.",
         "TRANSPORT-002": "Each message is one line terminated by \\n holding one complete JSON object or array "
                          "(no JSON value spread over several lines).",
-        "TRANSPORT-005": "A batch of requests is answered with one array holding a response for each request.",
         "TRANSPORT-006": "An empty batch [] gets a single Invalid Request object (-32600, id null), not an array.",
-        "TRANSPORT-007": "Notifications inside a batch are never answered; an all-notification batch produces no "
-                         "output at all.",
-        "TRANSPORT-008": "Each invalid entry of a non-empty batch gets its own -32600 (id null) response, and the "
-                         "valid entries are still answered.",
         "TRANSPORT-009": "A batch that is not valid JSON gets one Parse error object (-32700, id null).",
         "TRANSPORT-010": "Lifecycle-sensitive messages (initialize, auth/login, session/new, session/resume, "
                          "session/prompt) are not sent inside a batch.",
         "TRANSPORT-011": "When the client closes the agent's stdin, the agent shuts down.",
+        "TRANSPORT-012": "ACP v2 has no JSON-RPC batches: a batch array is one invalid request, answered by a single "
+                         "-32600 error with id null, and none of its members is dispatched.",
     }
 
     def __init__(self, ctx):
@@ -151,60 +150,44 @@ class WireTransportMonitor(FrameLogMixin, ConnMonitor):
             self.failed("TRANSPORT-009", f"the broken batch {quoted} was answered with {why}.", [a, s.frame])
 
     def _judge_batch(self, log: ConnLog, s: Sent, stray: list) -> None:
+        """TRANSPORT-012: v2 removed batching (ACP crate v1.14.0, #2625), so a batch is one invalid request:
+        one -32600 with id null. Members answered one by one are the older JSON-RPC 2.0 reading: noted."""
         reqs, invalid, notes = _batch_owed(s.value)
         label = f"the batch of {len(s.value)} ({reqs} request(s), {invalid} invalid, {notes} notification(s))"
-        answers = [a for a in s.answers]
-        if reqs == 0 and invalid == 0:
-            extra = [f for f, note in stray if note is s]
-            if not extra and s.maybe:
-                self.noted("TRANSPORT-007", f"{label} holds only notifications; an id-null answer arrived after it "
-                           f"(t={s.maybe[0].t:.2f}) that may answer it or an earlier line; not judged.",
-                           fr([s.maybe[0], s.frame]))
-            elif extra:
-                self.failed("TRANSPORT-007", f"{label} holds only notifications, yet the agent answered it: "
-                            f"{js(extra[0].msg, 160)}.", fr([extra[0], s.frame]))
-            else:
-                self.pass_few("TRANSPORT-007", f"{label} holds only notifications and got no answer.", [s.frame])
-            return
-        arrays = [a for a in answers if isinstance(a.msg, list)]
-        singles = [a for a in answers if not isinstance(a.msg, list)]
-        members = [x for a in arrays for x in a.msg] + [a.msg for a in singles]
-        # an id-null object after a batch with notifications answers a notification (TRANSPORT-007's)
-        singles = [a for a in singles if not (isinstance(a.msg, dict) and a.msg.get("id") is None and notes)]
-        if reqs:
-            if singles and not arrays:
-                self.warned("TRANSPORT-005", f"{label} was answered with {len(singles)} separate response object(s) "
-                            "instead of one array.", fr([singles[0], s.frame]))
-            elif len(arrays) == 1 and not singles:
-                self.pass_few("TRANSPORT-005", f"{label} was answered with one array of {len(arrays[0].msg)} "
-                              "response(s).", [arrays[0], s.frame])
-            elif arrays:
-                self.warned("TRANSPORT-005", f"{label} was answered in {len(arrays)} array(s) and {len(singles)} "
-                            "single object(s) instead of one array.", fr([answers[0], s.frame]))
-        owed = reqs + invalid
-        if notes and answers:
-            if len(members) > owed:
-                self.failed("TRANSPORT-007", f"{label} got {len(members)} responses, more than the {owed} its "
-                            "requests and invalid entries are owed: a notification was answered.",
-                            fr([answers[0], s.frame]))
-            else:
-                self.pass_few("TRANSPORT-007", f"{label} got responses for its requests only ({len(members)}).",
-                              [answers[0], s.frame])
-        if invalid:
-            nulls = [x for x in members if isinstance(x, dict) and x.get("id", 0) is None
-                     and isinstance(x.get("error"), dict) and x["error"].get("code") == -32600]
-            if len(nulls) >= invalid:
-                self.pass_few("TRANSPORT-008", f"{label}: each invalid entry got its own -32600 with id null.",
-                              [answers[0], s.frame])
-            elif s.maybe:
-                self.noted("TRANSPORT-008", f"{label} got {len(nulls)} -32600 response(s) with id null that could be "
-                           f"paired with it; an id-null answer at t={s.maybe[0].t:.2f} may be its own; not judged.",
-                           fr([s.maybe[0], s.frame]))
-            else:
-                self.failed("TRANSPORT-008", f"{label} got {len(nulls)} -32600 response(s) with id null for "
-                            f"{invalid} invalid entr{'y' if invalid == 1 else 'ies'}"
-                            f"{': ' + js(answers[0].msg, 160) if answers else ' (no answer at all)'}.",
-                            fr([answers[0] if answers else None, s.frame]))
+        answers = list(s.answers) + [f for f, note in stray if note is s and f not in s.answers]
+        members = [m for m in log.msgs if m.direction == SENT and m.frame is s.frame and m.index is not None]
+        served = [r for m in members for r in m.responses]  # answers paired with a member's id
+        refusals = [a for a in answers if a not in served and null_error(a.msg, -32600) is None]
+        older = served or [a for a in answers if isinstance(a.msg, list)]
+        if older and refusals:
+            self.failed("TRANSPORT-012", f"{label} was both refused as a whole ({js(refusals[0].msg, 120)}) and "
+                        f"served member by member ({js(older[0].msg, 120)}): one reading or the other, not both.",
+                        fr([refusals[0], older[0], s.frame]))
+        elif older:
+            self.noted("TRANSPORT-012", f"{label} was answered member by member ({js(older[0].msg, 120)}): the "
+                       "older JSON-RPC 2.0 batch reading. ACP v2 removed batches: a batch is one invalid request, "
+                       "answered by a single -32600 with id null (informational, not failed).", fr([older[0], s.frame]))
+        elif len(refusals) == 1:
+            self.pass_few("TRANSPORT-012", f"{label} was refused as one invalid request: a single -32600 with id "
+                          "null, no member served.", [refusals[0], s.frame])
+        elif refusals:
+            self.noted("TRANSPORT-012", f"{label} got {len(refusals)} -32600 answers with id null (one per invalid "
+                       "entry, the older JSON-RPC 2.0 reading; v2 expects a single one): informational.",
+                       fr([refusals[0], s.frame]))
+        elif s.maybe:
+            self.noted("TRANSPORT-012", f"{label}: an id-null answer at t={s.maybe[0].t:.2f} may be its answer but "
+                       "could not be paired with it; not judged.", fr([s.maybe[0], s.frame]))
+        elif answers:
+            self.failed("TRANSPORT-012", f"{label} was answered with {null_error(answers[0].msg, -32600)}; "
+                        "a single -32600 with id null is expected.", fr([answers[0], s.frame]))
+        elif reqs or invalid:
+            self.failed("TRANSPORT-012", f"{label} got no answer at all: ACP v2 answers a batch with one -32600 "
+                        "(id null), and even the older JSON-RPC 2.0 reading answers its requests and invalid "
+                        "entries.", [s.frame])
+        else:
+            self.noted("TRANSPORT-012", f"{label} holds only notifications and got no answer: the older JSON-RPC "
+                       "2.0 reading (an all-notification batch produces no output); ACP v2 expects one -32600 "
+                       "(informational).", [s.frame])
 
     def _roundtrip(self, log: ConnLog) -> None:
         prompts: dict[Any, list[Msg]] = {}  # sessionId -> the suite's prompts, in order
