@@ -3,6 +3,8 @@ plugin's protocol-version-1 detection."""
 
 from __future__ import annotations
 
+import re
+
 import sys
 from pathlib import Path
 
@@ -327,7 +329,7 @@ def test_v1_agent_run_says_so(tmp_path):
     assert v["reason_kind"] == "not-v2"
     assert not (r.with_status("fail") | r.with_status("warn")), r.with_status("fail")
     assert r.with_status("pass") <= {"INIT-002"}
-    assert "HARNESS ERROR" not in r.output and "53 skipped" in r.output
+    assert "HARNESS ERROR" not in r.output and re.search(r"1 failed, \d+ skipped", r.output), r.output[-500:]
 
 
 # --- answers to malformed lines: paired by id, by echoed content, by order only when unambiguous -----
