@@ -142,7 +142,19 @@ def run_rules(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="acp-conformance rules")
     p.add_argument("--coverage", action="store_true", help="show which rules are checked, and by what")
     p.add_argument("--side", choices=["agent", "client", "both"], default=None)
+    p.add_argument("--retry-classes", action="store_true",
+                   help="show each request method's retry class (as is / with a key / never)")
     a = p.parse_args(argv)
+    if a.retry_classes:
+        from .protocol.retry import load_retry_classes
+        source, meanings, methods = load_retry_classes()
+        for name, meaning in meanings.items():
+            print(f"{name:9} {meaning}")
+        print()
+        for rc in methods.values():
+            print(f"{rc.method:27} {rc.kind:9} {'(RFD)' if rc.basis == 'rfd' else '(reading)':9} {rc.why}")
+        print(f"\nsource: {source}")
+        return 0
     from .rules.catalog import load_catalog, load_not_observable
     from .rules.monitors import checked_on
     RULES_CHECKED = checked_on(a.side)  # a both rule counts for a side only if that side's run checks it
@@ -311,12 +323,23 @@ def _fuzz_command(fn, name: str, argv: list[str]) -> int:
         guard.uninstall()
 
 
+def _print_version() -> int:
+    from . import SPEC_REVISION, __version__
+    from .protocol.schema import load_schema
+    schema = load_schema(None)
+    print(f"acp-conformance {__version__}: judges {SPEC_REVISION}; schema {schema.revision} "
+          f"(sha256 {schema.sha256[:12]}; --acp-schema swaps it)")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help", "help"):
         print(USAGE)
         return 0 if argv else 2
     cmd, rest = argv[0], argv[1:]
+    if cmd in ("--version", "-V", "version"):
+        return _print_version()
     if cmd == "agent":
         return run_agent(rest)
     if cmd == "client":

@@ -596,7 +596,9 @@ def _explain(state: SuiteState, failures: list[Finding], result, frames: list[Fr
             if fr is not None:
                 arrow = {"sent": "suite -> target", "received": "target -> suite"}.get(fr.direction, "event")
                 lines.append(f"  frame #{seq} [{fr.t:.3f}s, {arrow}]: {frame_text(fr, 400, redact)}")
-        lines.append(f"  spec: {rule.source}")
+        lines.append(f"  spec: {rule.public_source}")
+        if rule.note:
+            lines.append(f"  note: {rule.note}")
     if result.error:
         lines.append(f"the scenario could not be completed: {result.error}")
     if result.stderr and any(result.stderr):

@@ -802,7 +802,9 @@ def test_close_005():
     assert "tolerated" in msgs(f1, "CLOSE-005")[0]
     assert not bad(f1)
     f2 = run(change(BASE, r, 'A->C {"jsonrpc":"2.0","id":12,"error":{"code":-32603,"message":"boom"}}'))
-    assert_fails(f2, "CLOSE-005")
+    # neither success nor -32002: the SHOULD of CLOSE-005 and the MUST of ERR-001 (a missing session is -32002)
+    assert_fails(f2, "CLOSE-005", also=("ERR-001",))
+    assert FAIL in statuses(f2, "ERR-001")
 
 
 def test_close_005_already_closed():
@@ -812,8 +814,9 @@ def test_close_005_already_closed():
                    C('{"jsonrpc":"2.0","id":10,"method":"session/close","params":{"sessionId":"sess_1"}}'),
                    A('{"jsonrpc":"2.0","id":10,"error":{"code":-32603,"message":"no such session"}}')])
     findings = run(s)
-    assert_fails(findings, "CLOSE-005")
+    assert_fails(findings, "CLOSE-005", also=("ERR-001",))
     assert "already closed" in msgs(findings, "CLOSE-005", FAIL)[0]
+    assert "already closed" in msgs(findings, "ERR-001", FAIL)[0]
 
 
 # --- INIT -----------------------------------------------------------------------------------------

@@ -298,6 +298,58 @@ class ReferenceAgentTest(unittest.TestCase):
         self.assertEqual(update(a.until(lambda f: (update(f) or {}).get("state") == "idle")[-1])["stopReason"], "end_turn")
         self.assertEqual(a.close(), 0)
 
+    def test_idempotency_keys(self) -> None:
+        """A retry under the key of a running, a held or a finished submission gets the original messageId, with
+        no second user message and no second turn; a held original's retries wait for it (-32800 with it);
+        the keys survive a restart with the session."""
+        a = self.start()
+        a.initialize()
+        sid = a.new_session()
+
+        def keyed(text, key):
+            return a.request("session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": text}],
+                                                "idempotencyKey": key})
+
+        first = keyed("Count SLOWLY to 60", "k-slow")
+        frames = a.until_response(first)
+        mid = frames[-1]["result"]["messageId"]
+        retry = keyed("Count SLOWLY to 60", "k-slow")  # while its turn runs
+        frames = a.until_response(retry)
+        self.assertEqual(frames[-1]["result"]["messageId"], mid)
+        held = keyed("held", "k-held")  # held behind the running turn
+        held_retry = keyed("held", "k-held")
+        self.assertEqual([f for f in a.silence(0.3) if "id" in f], [])  # both wait for the turn
+        frames = a.until(lambda f: is_response(f, held_retry), timeout=10)
+        answers = {f["id"]: f["result"]["messageId"] for f in frames if f.get("id") in (held, held_retry)}
+        self.assertEqual(len(answers), 2)
+        self.assertEqual(answers[held], answers[held_retry])
+        self.assertNotEqual(answers[held], mid)
+        a.until(lambda f: (update(f) or {}).get("state") == "idle")  # the held submission's turn ends
+        self.assertEqual([f for f in a.silence(0.3) if (update(f) or {}).get("state") == "running"], [])
+        after = keyed("held", "k-held")  # after its turn ended
+        frames = a.until_response(after)
+        self.assertEqual(frames[-1]["result"]["messageId"], answers[held])
+        self.assertEqual(kinds(a.silence(0.4)), [])  # no user message, no turn
+        # a held submission cancelled before insertion takes its waiting retries with it
+        slow = keyed("Count SLOWLY to 60", "k-slow2")
+        a.until(lambda f: (update(f) or {}).get("state") == "running")
+        gone, gone_retry = keyed("held", "k-gone"), keyed("held", "k-gone")
+        a.notify("session/cancel", {"sessionId": sid})
+        frames = a.until(lambda f: is_response(f, gone_retry))
+        codes = {f["id"]: f["error"]["code"] for f in frames if f.get("id") in (gone, gone_retry)}
+        self.assertEqual(codes, {gone: -32800, gone_retry: -32800})
+        del slow
+        a.until(lambda f: (update(f) or {}).get("state") == "idle")
+        self.assertEqual(a.close(), 0)
+        b = self.start()
+        b.initialize()
+        b.call("session/resume", {"sessionId": sid, "cwd": "/home/user/project"})
+        r = b.call("session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "Count SLOWLY to 60"}],
+                                      "idempotencyKey": "k-slow"})
+        self.assertEqual(r["result"]["messageId"], mid)
+        self.assertEqual(b.silence(0.4), [])
+        self.assertEqual(b.close(), 0)
+
     def test_permission(self) -> None:
         a = self.start()
         a.initialize()

@@ -531,3 +531,13 @@ def test_compare_rejects_bad_input_with_a_sentence(runs, tmp_path):
         assert p.returncode == 2, (args, p.stdout, p.stderr)
         assert words in p.stderr and "Traceback" not in p.stderr, (args, p.stderr)
     assert not (tmp_path / "matrix.html").exists()
+
+
+def test_idempotency_keys_are_not_secrets():
+    """session/prompt's idempotencyKey names a submission: the reports show it (which attempts were retries)."""
+    from acp_conformance.report.redact import is_secret_name, redact_message
+    assert not is_secret_name("idempotencyKey")
+    assert is_secret_name("apiKey") and is_secret_name("privateKey")
+    msg = {"jsonrpc": "2.0", "id": 2, "method": "session/prompt",
+           "params": {"sessionId": "s", "prompt": [], "idempotencyKey": "k-1"}}
+    assert redact_message(msg)["params"]["idempotencyKey"] == "k-1"

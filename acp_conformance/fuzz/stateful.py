@@ -811,15 +811,29 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
         # the configured prompts that steer an agent into its behaviours), so that they get two
         # shares of the steps and swarm testing can switch either on alone
         @precondition(lambda self: self.alive(busy=False))
-        @rule(data=st.data(), rid=request_ids, anything=st.integers(0, 3).map(lambda i: i == 3))
-        def prompt_blocks(self, data, rid, anything):
+        @rule(data=st.data(), rid=request_ids, anything=st.integers(0, 3).map(lambda i: i == 3),
+              keyed=st.booleans())
+        def prompt_blocks(self, data, rid, anything, keyed):
             """1..MAX_ITEMS generated blocks: in three prompts of four only kinds the agent advertised
-            (so that they get past its validation to its logic), else of any kind (it may reject them)."""
+            (so that they get past its validation to its logic), else of any kind (it may reject them).
+            Half of them carry an idempotencyKey, which ``prompt_retry`` may send again."""
             ref = self.pick(data, self.alive(busy=False))
             content = data.draw(blocks_of(None if anything else self.accepts), label="prompt")
             if _has_var(content):
                 content = [{"type": "text", "text": ""}]
-            self.prompt(ref, content, rid)
+            self.prompt(ref, content, rid, key=f"fuzz-key-{len(self.steps)}" if keyed else None)
+
+        @precondition(lambda self: any(self.sessions[r].get("keyed") for r in self.alive(busy=False)))
+        @rule(data=st.data(), rid=request_ids, after_turn=st.booleans())
+        def prompt_retry(self, data, rid, after_turn):
+            """The session's last keyed prompt sent again, key and all: a retry of the same submission, after
+            its turn ended or while it may still run (the IDEM monitors judge the answer and its effects).
+            A retry starts no turn, so nothing waits for an idle of its own."""
+            ref = data.draw(st.sampled_from([r for r in self.alive(busy=False) if self.sessions[r].get("keyed")]),
+                            label="session")
+            if after_turn:
+                self.idle(ref)
+            self.request("session/prompt", dict(self.sessions[ref]["keyed"]), rid)
 
         @precondition(lambda self: self.alive(busy=False))
         @rule(data=st.data(), rid=request_ids, kind=st.sampled_from(["simple", "tool", "permission"]),
@@ -836,21 +850,25 @@ def machine_for(fs: FuzzSession) -> type[RuleBasedStateMachine]:
                 # later step can make the agent ask, in the fuzz run and in its replay alike
                 self.idle(ref)
 
-        def prompt(self, ref: str, content: list, rid) -> None:
+        def prompt(self, ref: str, content: list, rid, key: str | None = None) -> None:
             """A prompt whose turn ends by itself: its idle is awaited only when a later step needs the
             session again (``idle``), so that steps on other sessions go on while the agent works (its
             turns interleave, and its time to answer overlaps the fuzzer's)."""
             s = self.sessions[ref]
+            params: dict[str, Any] = {"sessionId": ref, "prompt": content}
+            if key is not None:
+                params["idempotencyKey"] = key
             if s.get("ending") and not s["queued"]:
                 # the turn before it still runs: the agent holds this prompt and answers it when it
                 # inserts it, at the end of that turn (a session's prompts, back to back, need no wait)
-                s["queued"].append(self.request("session/prompt", {"sessionId": ref, "prompt": content}, rid,
-                                                wait=False))
+                s["queued"].append(self.request("session/prompt", params, rid, wait=False))
                 return
             self.idle(ref)
-            save = self.request("session/prompt", {"sessionId": ref, "prompt": content}, rid)
+            save = self.request("session/prompt", params, rid)
             if self.ok(save):
                 s.update(ending=True, turn=save)
+                if key is not None:
+                    s["keyed"] = params  # what prompt_retry resends
 
         def idle(self, ref: str, tolerate: bool = False) -> str | None:
             """Wait for the end of the session's turn that ends by itself, if one runs (and of the turn

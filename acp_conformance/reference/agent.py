@@ -67,6 +67,12 @@ A prompt that arrives while a turn runs is held (no insertion, no response) and 
 turn ends; session/cancel, session/close, session/delete or ``$/cancel_request`` for it answer
 it with -32800 instead.
 
+Idempotency keys (``idempotencyKey`` on session/prompt, RFD "v2 Idempotency Keys"): the message is
+inserted at most once per key and session. A retry of an inserted submission (while its turn runs or
+after it ended, also after a resume: the keys are kept with the session) is answered at once with the
+original ``messageId``, with no second user message and no second turn; a retry of a held submission
+waits for it and gets the same answer (or -32800 when the held submission is cancelled).
+
 State: sessions persist as one JSON file per session in ``$ACP_REFERENCE_STATE_DIR/sessions/``,
 or ``./.acp-reference-agent/sessions/`` relative to the process cwd, rewritten after every change
 (creation, inserted user message, final tool call state, finished agent message, config change;
@@ -186,6 +192,7 @@ class Ctx:
         self.method = method
         self.batch = batch
         self.answered = False
+        self.idempotency_key: str | None = None  # session/prompt: the submission's key, if any
         if batch is not None:
             batch.expected += 1
 
@@ -221,6 +228,7 @@ class LiveSession:
         self.id: str = record["sessionId"]
         self.turn: Turn | None = None
         self.held: deque = deque()  # (ctx, prompt) of prompts not inserted yet
+        self.retries: dict[str, list] = {}  # idempotency key of a held prompt -> retries (ctx) waiting for it
         self.closed = False
         self.background: list | None = None  # the reported background list (None: never reported)
         self.bg_terminals: dict[str, dict] = {}  # terminalId -> live background terminal (its stop future)
@@ -953,6 +961,7 @@ class ReferenceAgent:
             ctx, _prompt = session.held.popleft()
             self.inbound.pop(request_key(ctx.id), None)
             self.respond_error(ctx, REQUEST_CANCELLED, "Request cancelled")
+            self.settle_retries(session, ctx, None)
 
     def cancel_turn(self, turn: Turn) -> None:
         if turn.cancel_requested:
@@ -1020,6 +1029,11 @@ class ReferenceAgent:
         except InvalidParams as e:
             self.reject_prompt(ctx, session, prompt, str(e))
             return
+        key = params.get("idempotencyKey")
+        if isinstance(key, str):
+            ctx.idempotency_key = key
+            if self.answer_retry(ctx, session, key):
+                return
         if session.turn is not None or session.held:
             self.hold_prompt(ctx, session, prompt)
         else:
@@ -1030,14 +1044,59 @@ class ReferenceAgent:
 
     def hold_prompt(self, ctx: Ctx, session: LiveSession, prompt: list) -> None:
         session.held.append((ctx, prompt))
+        if ctx.idempotency_key is not None:
+            session.retries[ctx.idempotency_key] = []
 
         def cancel() -> None:  # $/cancel_request for a held prompt
             for item in list(session.held):
                 if item[0] is ctx:
                     session.held.remove(item)
                     self.respond_error(ctx, REQUEST_CANCELLED, "Request cancelled")
+                    self.settle_retries(session, ctx, None)
 
         self.inbound[request_key(ctx.id)] = cancel
+
+    # -- idempotency keys --------------------------------------------------------------------------
+
+    def keyed_message_ids(self, session: LiveSession) -> dict:
+        """Idempotency key -> messageId of the submission it inserted (kept with the session)."""
+        return session.record.setdefault("idempotencyKeys", {})
+
+    def answer_retry(self, ctx: Ctx, session: LiveSession, key: str) -> bool:
+        """A retry of a known submission: answer it with the original messageId (at once, or once the
+        held original is inserted). False for a key not seen in this session."""
+        message_id = self.keyed_message_ids(session).get(key)
+        if isinstance(message_id, str):
+            self.respond_prompt(ctx, session, message_id)
+            return True
+        waiting = session.retries.get(key)
+        if waiting is None:
+            return False
+        waiting.append(ctx)
+
+        def cancel() -> None:  # $/cancel_request for a waiting retry
+            if ctx in waiting:
+                waiting.remove(ctx)
+                self.respond_error(ctx, REQUEST_CANCELLED, "Request cancelled")
+
+        self.inbound[request_key(ctx.id)] = cancel
+        return True
+
+    def remember_key(self, ctx: Ctx, session: LiveSession, message_id: str) -> None:
+        if ctx.idempotency_key is not None:
+            self.keyed_message_ids(session)[ctx.idempotency_key] = message_id
+
+    def settle_retries(self, session: LiveSession, ctx: Ctx, message_id: str | None) -> None:
+        """Answer the retries that waited for the held submission ``ctx``: its messageId, or -32800 when
+        it was cancelled before insertion."""
+        if ctx.idempotency_key is None:
+            return
+        for retry in session.retries.pop(ctx.idempotency_key, []):
+            self.inbound.pop(request_key(retry.id), None)
+            if message_id is None:
+                self.respond_error(retry, REQUEST_CANCELLED, "Request cancelled")
+            else:
+                self.respond_prompt(retry, session, message_id)
 
     def start_next_held(self, session: LiveSession) -> None:
         if session.held and not session.closed and self.sessions.get(session.id) is session:
@@ -1071,9 +1130,11 @@ class ReferenceAgent:
 
     def insert_prompt(self, ctx: Ctx, session: LiveSession, prompt: list) -> None:
         message_id = self.new_user_message_id(session, prompt)
+        self.remember_key(ctx, session, message_id)  # saved with the user message
         self.record_user_message(session, message_id, prompt)
         self.emit_user_message(session, message_id, prompt)
         self.respond_prompt(ctx, session, message_id)
+        self.settle_retries(session, ctx, message_id)
         self.start_work(ctx, session, message_id, prompt)
 
     def start_work(self, ctx: Ctx, session: LiveSession, message_id: str, prompt: list) -> None:

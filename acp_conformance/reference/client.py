@@ -5,7 +5,8 @@
 initialize (protocol version 2, its info, ``capabilities.elicitation.form``); disconnects if the
 agent chose another version; session/new with the absolute cwd (and auth/login with an advertised
 ``agent`` method when session/new asks for authentication); one or more prompts of text, each
-waiting for its response and the ``idle`` state that ends the turn; session/close; then it closes
+waiting for its response and the ``idle`` state that ends the turn (each prompt carries a fresh
+``idempotencyKey``); session/close; then it closes
 the agent's stdin and exits 0.
 
 Requests from the agent: session/request_permission gets the first ``allow`` option (``cancelled``
@@ -33,6 +34,7 @@ import json
 import os
 import shlex
 import sys
+import uuid
 from typing import Any
 
 CLIENT_INFO = {"name": "acp-conformance-reference-client", "version": "0.1.0"}
@@ -229,6 +231,11 @@ class ReferenceClient:
     def new_session_params(self) -> dict:
         return {"cwd": os.path.abspath(os.getcwd())}
 
+    def prompt_params(self, session_id: str, n: int) -> dict:
+        # a fresh idempotencyKey per submission (RFD "v2 Idempotency Keys"): a resend of these very
+        # params would be a retry of the same submission
+        return {"sessionId": session_id, "prompt": self.prompt_blocks(n), "idempotencyKey": uuid.uuid4().hex}
+
     def prompt_blocks(self, n: int) -> list:
         return [{"type": "text", "text": self.opts.prompt if n == 0 else f"{self.opts.prompt} ({n + 1})"}]
 
@@ -292,8 +299,7 @@ class ReferenceClient:
 
     async def prompt(self, session_id: str, n: int) -> None:
         self.turn_idle = asyncio.Event()
-        task = asyncio.ensure_future(self.request("session/prompt", {"sessionId": session_id,
-                                                                     "prompt": self.prompt_blocks(n)}))
+        task = asyncio.ensure_future(self.request("session/prompt", self.prompt_params(session_id, n)))
         canceller = None
         if self.opts.cancel_after is not None:
             canceller = asyncio.ensure_future(self.cancel_later(session_id, self.opts.cancel_after))

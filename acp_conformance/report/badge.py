@@ -18,7 +18,12 @@ def badge(report: dict[str, Any]) -> dict[str, Any]:
     waived = f" · {c['xfail']} waived" if c.get("xfail") else ""
     msg = (f"conformant · {exercised}{waived}" if ok else f"not conformant · {bad} blocking · {exercised}{waived}")
     msg = reason_label(v) or msg  # a target the suite could not judge: why, not a count of rules
-    return {"schemaVersion": 1, "label": "ACP v2", "message": msg, "color": "brightgreen" if ok else "red"}
+    return {"schemaVersion": 1, "label": _label(report), "message": msg, "color": "brightgreen" if ok else "red"}
+
+
+def _label(report: dict[str, Any]) -> str:
+    """The revision judged: "ACP v2 Preview" for "ACP v2 Preview (2026-11-20)"."""
+    return (report.get("spec") or {}).get("revision", "ACP v2").split(" (")[0]
 
 
 def reason_label(verdict: dict[str, Any]) -> str | None:

@@ -62,10 +62,11 @@ def page_data(report: dict[str, Any]) -> dict[str, Any]:
             transcripts[tid] = _load_transcript(path, marked)
     return {"verdict": report.get("verdict", {}), "target": report.get("target", {}),
             "suite": report.get("suite", {}), "generated": report.get("generated", ""),
+            "spec": report.get("spec", {}), "schema": report.get("schema", {}),
             "redacted": report.get("redacted", True), "waivers_file": report.get("waivers_file"),
             "rules": [{k: r.get(k) for k in ("id", "area", "level", "tier", "status", "checked", "blocking", "summary",
                                                "source", "reason", "expected", "evidence", "tests", "waiver",
-                                               "stale_waiver")} for r in report["rules"]],
+                                               "stale_waiver", "note")} for r in report["rules"]],
             "transcripts": transcripts,
             "statuses": {s: {"label": STATUSES[s][0], "colour": STATUSES[s][1]} for s in ORDER}}
 
@@ -202,7 +203,7 @@ const rows = [];
                            'data-level': r.level, 'data-area': r.area, 'data-checked': String(!!r.checked)},
         el('td', {class: 'mono', text: r.id}), el('td', {}, badge(r.status), r.stale_waiver ? ' stale waiver' : null),
         el('td', {text: r.level}), el('td', {text: r.summary + (r.reason && !hasEv ? ' \u2014 ' + r.reason : '')}),
-        el('td', {class: 'mono', text: r.source || ''}));
+        el('td', {class: 'mono', text: r.source || ''}, r.note ? el('div', {class: 'note', text: 'note: ' + r.note}) : null));
       tb.append(tr); rows.push([tr, r]);
       if (hasEv) {
         const ev = el('tr', {class: 'ev hidden', 'data-for': r.id}, el('td', {colspan: '5'}));
@@ -311,6 +312,7 @@ PAGE = """<!DOCTYPE html>
 <script>""" + JS + """
 document.getElementById('target').textContent = (D.target.side || 'agent') + ': ' + (D.target.command || '') +
   (D.target.info ? '  \\u2014 ' + JSON.stringify(D.target.info) : '') + '  \\u2014 suite ' + (D.suite.version || '') + ', ' + D.generated +
+  '  \\u2014 judges ' + ((D.spec || {}).revision || 'ACP v2') + ', schema ' + ((D.schema || {}).revision || '') +
   (D.redacted ? '  \\u2014 secrets redacted' : '  \\u2014 NOT redacted (--acp-no-redact)') +
   (D.waivers_file ? '  \\u2014 expected failures: ' + D.waivers_file : '');
 </script>

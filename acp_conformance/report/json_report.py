@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
+from .. import SPEC_REVISION, __version__
 
 
 def _stderr_path(transcript: str | None) -> str | None:
@@ -29,6 +29,7 @@ def build_json_report(verdict, state) -> dict[str, Any]:
         rules.append(entry)
     return {
         "suite": {"name": "acp-conformance", "version": __version__},
+        "spec": {"revision": SPEC_REVISION},
         "generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "schema": {"path": str(s["schema"].path), "revision": s["schema"].revision, "sha256": s["schema"].sha256},
         "target": {"side": getattr(state, "side", None) or s.get("side", "agent"),

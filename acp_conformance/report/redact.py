@@ -6,7 +6,7 @@ What is redacted (the string values only; objects and lists are walked, not wipe
 * any field whose name has one of the words token, key, secret, password, passwd, or credential(s).
   A name is split into words at camelCase humps, ``_``, ``-`` and ``.``: ``apiKey``, ``api_key``,
   ``privateKey``, ``authToken``, ``client-secret`` are redacted; ``sessionId``, ``messageId``,
-  ``keyboard``, ``monkey``, ``inputTokens`` (a count: the word is "tokens") are not. A few
+  ``keyboard``, ``monkey``, ``inputTokens`` (a count: the word is "tokens"), ``idempotencyKey`` are not. A few
   all-lowercase compounds (``apikey``, ``accesstoken``, ...) are matched whole.
 
 The sentences of a test (the findings' ``message`` and ``expected``, the error and skip reasons, the
@@ -32,7 +32,14 @@ COMPOUNDS = {"apikey", "accesstoken", "authtoken", "refreshtoken", "privatekey",
 _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 
 
+# names with a secret word that hold no secret: session/prompt's idempotencyKey names one submission (the
+# reports must show it, or a reader cannot tell which attempts were retries of which)
+NOT_SECRET = {"idempotencykey"}
+
+
 def is_secret_name(name: str) -> bool:
+    if name.lower() in NOT_SECRET:
+        return False
     if name.lower() in COMPOUNDS:
         return True
     return any(w.lower() in SECRET_WORDS for w in _WORDS.findall(name))

@@ -80,6 +80,16 @@ class Rule:
     def spec_refs(self) -> list[str]:
         return [s.strip() for s in self.source.split(";") if s.strip()]
 
+    @property
+    def public_source(self) -> str:
+        """The source as a reader outside this project can open it: ACP pages, schema types, RFDs, JSON-RPC."""
+        return public_source(self.source)
+
+    @property
+    def note(self) -> str:
+        """Where this rule's reading differs from another published kit or an older text (kit_notes.json)."""
+        return load_kit_notes().get(self.id, "")
+
 
 @lru_cache(maxsize=1)
 def load_catalog() -> dict[str, Rule]:
@@ -100,6 +110,29 @@ def load_catalog() -> dict[str, Rule]:
 def load_situations() -> dict[str, dict[str, Any]]:
     """situations.json: rule id -> {creator, reach}."""
     return json.loads(SITUATIONS_PATH.read_text(encoding="utf-8"))["rules"]
+
+
+@lru_cache(maxsize=1)
+def _public_table() -> dict[str, Any]:
+    return json.loads(SITUATIONS_PATH.with_name("public_sources.json").read_text(encoding="utf-8"))
+
+
+@lru_cache(maxsize=512)
+def public_source(source: str) -> str:
+    """``source`` with every internal reference replaced by the public document it came from."""
+    table = _public_table()
+    out = source
+    for old, new in table["replace"]:
+        out = out.replace(old, new)
+    for pattern, repl in table["patterns"]:
+        out = re.sub(pattern, repl, out)
+    return re.sub(r"\s+([;,)])", r"\1", re.sub(r"\s{2,}", " ", out)).strip()
+
+
+@lru_cache(maxsize=1)
+def load_kit_notes() -> dict[str, str]:
+    """kit_notes.json: rule id -> how its reading differs from another published kit (acp-tck) or text."""
+    return json.loads(SITUATIONS_PATH.with_name("kit_notes.json").read_text(encoding="utf-8"))["notes"]
 
 
 @lru_cache(maxsize=1)

@@ -56,7 +56,8 @@ class RuleVerdict:
         first = next((f for f in self.findings if f.status == self.status), None)
         return {
             "id": r.id, "area": r.area, "level": r.level, "side": r.side, "status": self.status,
-            "blocking": r.blocking, "tier": r.tier, "checked": self.checked, "creator": self.creator, "summary": r.summary, "source": r.source,
+            "blocking": r.blocking, "tier": r.tier, "checked": self.checked, "creator": self.creator, "summary": r.summary, "source": r.public_source,
+            **({"note": r.note} if r.note else {}),
             "reason": self.reason or (first.message if first else ""),
             "expected": first.expected if first else "",
             "tests": self.tests,

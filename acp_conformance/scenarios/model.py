@@ -18,7 +18,7 @@ _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 STEPS: dict[str, set[str]] = {
     "initialize": {"protocolVersion", "capabilities", "info", "params", "save", "expect", "wait"},
     "new_session": {"cwd", "params", "save", "expect", "mkdir"},
-    "prompt": {"session", "text", "blocks", "save", "wait", "expect"},
+    "prompt": {"session", "text", "blocks", "key", "save", "wait", "expect"},
     "await": {"response", "idle", "after", "update", "timeout", "optional", "save"},
     "cancel": {"session"},
     "resume": {"session", "replay", "cwd", "params", "save", "expect", "wait"},

@@ -375,7 +375,13 @@ class RetriesCloseAfter32002(ReferenceClient):
                 pass
 
 
+class ReusedIdempotencyKey(ReferenceClient):
+    def prompt_params(self, session_id, n):
+        return {**super().prompt_params(session_id, n), "idempotencyKey": "the-same-key-every-time"}
+
+
 MUTANTS = {
+    "reused-idempotency-key": (["IDEM-004"], ReusedIdempotencyKey),
     "empty-prompt": (["CLIENT-007"], EmptyPrompt),
     "image-not-advertised": (["CLIENT-007"], ImageNotAdvertised),
     "relative-cwd": (["CLIENT-006", "CONTENT-004"], RelativeCwd),

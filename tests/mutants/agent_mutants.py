@@ -223,6 +223,18 @@ class Err004(ReferenceAgent):
             self.write_line({"jsonrpc": "2.0", "id": ctx.id, "result": result})
 
 
+class PromptEmptyAccepted(ReferenceAgent):
+    """Accepts an empty prompt [] with a messageId but never reports the user message it claims to have inserted."""
+
+    def validate_prompt(self, prompt):
+        if prompt:
+            super().validate_prompt(prompt)
+
+    def emit_user_message(self, session, message_id, prompt):
+        if prompt:
+            super().emit_user_message(session, message_id, prompt)
+
+
 class Close005(ReferenceAgent):
     """Closing an unknown session fails with -32603."""
 
@@ -313,7 +325,8 @@ MUTANTS: dict[str, tuple[tuple[str, ...], type]] = {
     "err-001": (("ERR-001",), Err001),
     "err-002": (("ERR-002",), Err002),
     "err-004": (("ERR-004",), Err004),
-    "close-005": (("CLOSE-005",), Close005),
+    "close-005": (("CLOSE-005", "ERR-001"), Close005),
+    "prompt-empty-accepted": (("PROMPT-002",), PromptEmptyAccepted),
     "init-001": (("INIT-001",), Init001),
     "init-002": (("INIT-002",), Init002),
     "init-003": (("INIT-003",), Init003),

@@ -27,6 +27,13 @@ class V1Agent(ReferenceAgent):
         return 1 if requested >= 1 else None
 
 
+class InitEcho(ReferenceAgent):
+    """Answers initialize with whatever version >= 2 it is asked for (3 -> 3, 65535 -> 65535)."""
+
+    def negotiate_version(self, requested):
+        return requested if requested >= 2 else super().negotiate_version(requested)
+
+
 class Err003(ReferenceAgent):
     """A persisted session is usable on a fresh connection without session/resume."""
 
@@ -169,6 +176,7 @@ class Ext004(ReferenceAgent):
 
 MUTANTS: dict[str, tuple[tuple[str, ...], type]] = {
     "v1-agent": (("INIT-001",), V1Agent),
+    "init-echo-version": (("INIT-001",), InitEcho),
     "wire-err-003": (("ERR-003", "SESSION-010", "LIST-006"), Err003),  # the other two judge the same updates
     "wire-err-005": (("ERR-005",), Err005),
     "wire-err-006": (("ERR-006", "TRANSPORT-009"), Err006),

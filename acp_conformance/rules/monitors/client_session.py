@@ -1,4 +1,5 @@
-"""Client side: pagination of session/list, tool and terminal cancellation, config options."""
+"""Client side: pagination of session/list, tool and terminal cancellation, config options, idempotency
+keys of session/prompt."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ _MISSING = object()
 
 class ClientSessionMonitor(ConnMonitor):
     side = "client"
-    rules = ("CLIENT-022", "CLIENT-023", "CLIENT-024")
+    rules = ("CLIENT-022", "CLIENT-023", "CLIENT-024", "IDEM-004")
     expected = {
         "CLIENT-022": "session/list cursors are passed back unmodified (an empty-string nextCursor is a real "
                       "cursor); a missing or null nextCursor ends the listing.",
@@ -21,12 +22,37 @@ class ClientSessionMonitor(ConnMonitor):
                       "capabilities.cancel.",
         "CLIENT-024": "session/set_config_option uses type \"id\" with one of the option's values for a select, type "
                       "\"boolean\" with a boolean for a boolean option, and never sets an option of an unknown type.",
+        "IDEM-004": "An idempotencyKey is sent again only on attempts of the same submission: a reused key in a "
+                    "session comes with the same prompt.",
     }
 
     def analyze(self, log: ConnLog) -> None:
         self._cursors(log)
         self._cancels(log)
         self._config(log)
+        self._keys(log)
+
+    # -- IDEM-004 -------------------------------------------------------------------------------
+    def _keys(self, log: ConnLog) -> None:
+        first: dict[tuple[Any, str], Msg] = {}  # (session, key) -> the first prompt that carried it
+        for m in client_msgs(log, REQUEST, "session/prompt"):
+            p = m.params if isinstance(m.params, dict) else {}
+            key = p.get("idempotencyKey")
+            if not isinstance(key, str) or not key:
+                continue
+            sid = p.get("sessionId")
+            sid = sid if isinstance(sid, str) else js(sid)
+            was = first.setdefault((sid, key), m)
+            if was is m:
+                continue
+            if cap(was.params, "prompt") == p.get("prompt"):
+                self.pass_few("IDEM-004", f"session/prompt id={js(m.id)} reused idempotencyKey {js(key)} for the same "
+                              f"prompt as id={js(was.id)} (a retry).", [m, was])
+            else:
+                self.warned("IDEM-004", f"session/prompt id={js(m.id)} reused idempotencyKey {js(key)} of "
+                            f"id={js(was.id)} in session {js(sid)} with another prompt ({js(p.get('prompt'), 120)} "
+                            f"after {js(cap(was.params, 'prompt'), 120)}): an agent takes it for a retry and "
+                            "inserts nothing.", fr([m, was]))
 
     # -- CLIENT-022 -----------------------------------------------------------------------------
     def _cursors(self, log: ConnLog) -> None:

@@ -203,6 +203,10 @@ class SessionErrorMonitor(ConnMonitor):
         else:
             self.failed("CLOSE-005", f"{label} got error {js(resp.error_code)}; success (or -32002) was expected.",
                         frames)
+            # close is the one session-scoped request that may succeed for an unknown session; any other answer
+            # than success is still ERR-001's: a session that does not exist is reported with -32002
+            self.failed("ERR-001", f"{label} got error {js(resp.error_code)}: a session that does not exist is "
+                        "answered with -32002 (or, for session/close only, success).", frames)
 
 
 class ResponseMonitor(ConnMonitor):

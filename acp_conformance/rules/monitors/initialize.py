@@ -37,6 +37,21 @@ class InitializeMonitor(ConnMonitor):
         self._first: dict[int, bool] = {}  # id(request) -> no successful initialize before it on the connection
         self._initialized: set[int] = set()
         self._sent: dict[int, list[Msg]] = {}  # connection -> its initialize requests, in order
+        self._echoes: list[tuple[int, Msg, Msg]] = []  # (version > 2 asked for and answered in kind, answer, request)
+
+    def finish_test(self) -> None:
+        # one newer version answered in kind may be real support; every newer version answered in kind (3 -> 3,
+        # 65535 -> 65535) is an echo, not a negotiation: no agent speaks every version it is asked for
+        versions = sorted({p for p, _, _ in self._echoes})
+        if len(versions) >= 2:
+            _, m, rq = next(e for e in self._echoes if e[0] == versions[-1])
+            first = next(e for e in self._echoes if e[0] == versions[0])
+            self.failed("INIT-001", f"initialize was answered with exactly the version asked for, for every version "
+                        f"above 2 the suite tried ({', '.join(map(str, versions))}): the agent echoes the requested "
+                        "version instead of negotiating the highest one it supports.",
+                        fr([m, rq, first[1], first[2]]))
+        self._echoes = []
+        super().finish_test()
 
     def on_msg(self, log: ConnLog, m: Msg) -> None:
         if m.direction == SENT and m.kind == REQUEST and m.method == "initialize":
@@ -81,6 +96,8 @@ class InitializeMonitor(ConnMonitor):
                 if V == V2:
                     self.pass_few("INIT-001", f"{label} was answered with protocolVersion 2.", frames)
                 elif V2 < V <= P:
+                    if V == P:
+                        self._echoes.append((P, m, rq))
                     self.noted("INIT-001", f"{label} was answered with protocolVersion {V}: the agent supports a "
                                "version newer than 2, which this v2 suite does not know.", frames)
                 else:

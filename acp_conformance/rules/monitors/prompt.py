@@ -13,6 +13,10 @@ running/requires_action and until an idle) and attributes to each prompt request
 Updates while a session/resume of the session is pending are history or snapshots: they are not
 insertions and an idle among them ends no work. PROMPT-013 judges every idle that follows active
 work, outside resume windows.
+
+A keyed retry (an accepted prompt repeating the ``idempotencyKey`` of a submission accepted earlier
+in the session) is not a new submission: it owes no echo, no work and no fresh messageId, so the
+judgements of accepted prompts (PROMPT-002/005/006/011/012) skip it; prompt_retry.py judges it.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from typing import Any
 from ...wire.transcript import RECEIVED, SENT
 from ..monitor import REQUEST, RESPONSE
 from ._common import USER_KINDS, WORK_STATES, ConnLog, ConnMonitor, Msg, fr, hashable, js, secs, session_update
+from .prompt_retry import idempotency_key
 
 
 @dataclass(eq=False)
@@ -122,6 +127,7 @@ class PromptMonitor(ConnMonitor):
         self.instance: dict[str, int] = {}  # session id -> how often session/new returned it
         self.seen_users: dict[tuple[str, int], dict[Any, Msg]] = {}  # first frame of each user-message id
         self.accepted: dict[tuple[str, int], list[_Rec]] = {}
+        self.keys: set[tuple[tuple[str, int], str]] = set()  # (session, idempotencyKey) of accepted submissions
 
     def _skey(self, sid: str) -> tuple[str, int]:
         return (sid, self.instance.get(sid, 0))
@@ -233,15 +239,30 @@ class PromptMonitor(ConnMonitor):
             if rec.end_idle is None and rec.running is None and rec.early_idle is not None:
                 rec.end_idle = rec.early_idle
         claimed = {r.mid for r in recs if r.ok and hashable(r.mid)}
+        retries = self._keyed_retries(recs)
         for rec in recs:
             if rec.resp is None:
                 continue  # no response: ERR-004's business
             if rec.ok:
-                if not isinstance(rec.mid, str):
-                    continue  # PROMPT-001 failed; the rest has no messageId to follow
+                if not isinstance(rec.mid, str) or id(rec) in retries:
+                    continue  # PROMPT-001 failed (no messageId to follow), or a keyed retry (IDEM rules)
                 self._judge_accepted(log, rec)
             else:
                 self._judge_rejected(rec, claimed, window)
+
+    def _keyed_retries(self, recs: list[_Rec]) -> set[int]:
+        """The accepted prompts that repeat the idempotencyKey of a submission accepted before them (in
+        answer order: a retry may cross its original on the wire)."""
+        out: set[int] = set()
+        for rec in sorted((r for r in recs if r.ok), key=lambda r: r.resp.order):
+            key = idempotency_key(rec.req)
+            if key is None:
+                continue
+            if (rec.skey, key) in self.keys:
+                out.add(id(rec))
+            else:
+                self.keys.add((rec.skey, key))
+        return out
 
     # -- judgements ---------------------------------------------------------------------------
     def _judge_001(self, rec: _Rec) -> None:

@@ -1,0 +1,240 @@
+"""session/prompt retries under one idempotency key (RFD "v2 Idempotency Keys").
+
+Prompts of one session that carry the same ``idempotencyKey`` are attempts of one submission (a
+*group*). Once an attempt is accepted with messageId M, the agent answers every other attempt with M
+(IDEM-001), inserts no second user message for the key (IDEM-002) and does not start the work again
+(IDEM-003). The original is the attempt whose success response came first; the others are retries,
+whatever order they were sent in (a retry may cross the original on the wire).
+
+Insertions and work starts are attributed to a group inside its window (those after its first retry
+request count against the retry): from its first request until
+a short while (``rejection_window``) after the later of its last response and the end of the
+original's work, cut at the next prompt of the session that is not part of the group. A prompt of
+another submission still unanswered when the group starts makes the window ambiguous: not judged.
+Updates while a session/resume is pending are history, never insertions or work. A retry on a later
+connection (after a restart) is only noted: how long an agent keeps its keys is not specified.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...wire.transcript import RECEIVED, SENT
+from ..monitor import REQUEST, RESPONSE
+from ._common import USER_KINDS, WORK_STATES, ConnLog, ConnMonitor, Msg, fr, hashable, js, session_update
+
+CANCELLED = -32800  # an attempt the client (or the end of its session) cancelled: not judged
+
+
+def idempotency_key(m: Msg) -> str | None:
+    """The idempotencyKey of a session/prompt request, when it carries one (a non-empty string)."""
+    p = m.params
+    k = p.get("idempotencyKey") if isinstance(p, dict) else None
+    return k if isinstance(k, str) and k else None
+
+
+@dataclass(eq=False)
+class _Group:
+    sid: str
+    key: str
+    reqs: list[Msg] = field(default_factory=list)
+
+    def resp(self, r: Msg) -> Msg | None:
+        return next((x for x in r.responses if not x.duplicate), None) if r.responses else None
+
+    def label(self) -> str:
+        return f"idempotencyKey {js(self.key)} in session {self.sid!r}"
+
+
+class PromptRetryMonitor(ConnMonitor):
+    rules = ("IDEM-001", "IDEM-002", "IDEM-003")
+    expected = {
+        "IDEM-001": "Every session/prompt that repeats the idempotencyKey of an accepted submission in the same "
+                    "session is answered with the original messageId.",
+        "IDEM-002": "A retry under the same idempotencyKey inserts no second user message: the user message is "
+                    "inserted at most once per key.",
+        "IDEM-003": "A retry under the same idempotencyKey does not start the submission's work again.",
+    }
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.instance: dict[str, int] = {}  # session id -> how often session/new returned it
+        self.seen_users: dict[tuple[str, int], set] = {}  # user-message ids already seen per session
+        self.keyed: dict[tuple[tuple[str, int], str], tuple[Any, Msg]] = {}  # (session, key) -> (M, its response)
+
+    def _skey(self, sid: str) -> tuple[str, int]:
+        return (sid, self.instance.get(sid, 0))
+
+    @staticmethod
+    def _session_capable(log: ConnLog) -> bool:
+        """False when the agent's initialize result on this connection does not advertise capabilities.session
+        (the rules bind agents that do); True when it does or when no initialize was answered."""
+        for m in log.msgs:
+            if m.direction == RECEIVED and m.kind == RESPONSE and m.ok and m.request is not None \
+                    and m.request.method == "initialize":
+                caps = m.result.get("capabilities") if isinstance(m.result, dict) else None
+                return isinstance(caps, dict) and isinstance(caps.get("session"), dict)
+        return True
+
+    def analyze(self, log: ConnLog) -> None:
+        window = float(self.opt("rejection_window", 2.0))
+        if not self._session_capable(log):
+            return
+        groups: dict[tuple[tuple[str, int], str], _Group] = {}
+        prompts: dict[str, list[Msg]] = {}  # session id -> its prompt requests on this connection
+        for m in log.msgs:
+            if m.direction == SENT and m.kind == REQUEST and m.method == "session/prompt" \
+                    and isinstance(m.session_id, str):
+                prompts.setdefault(m.session_id, []).append(m)
+                key = idempotency_key(m)
+                if key is not None:
+                    g = groups.setdefault((self._skey(m.session_id), key), _Group(m.session_id, key))
+                    g.reqs.append(m)
+            elif m.direction == RECEIVED and m.kind == RESPONSE and not m.duplicate and m.request is not None \
+                    and m.request.method == "session/new" and m.ok and isinstance(m.result, dict):
+                sid = m.result.get("sessionId")
+                if isinstance(sid, str):
+                    self.instance[sid] = self.instance.get(sid, 0) + 1
+        for (skey, key), g in groups.items():
+            self._judge(log, skey, g, prompts.get(g.sid, []), window)
+        # user-message ids of this connection, for the next connection's "new" test
+        for m in log.msgs:
+            su = session_update(m)
+            mid = su[1].get("messageId") if su is not None else None
+            if su is not None and su[1].get("sessionUpdate") in USER_KINDS and mid is not None and hashable(mid):
+                self.seen_users.setdefault(self._skey(su[0]), set()).add(mid)
+
+    # -- one group ----------------------------------------------------------------------------
+    def _judge(self, log: ConnLog, skey: tuple[str, int], g: _Group, prompts: list[Msg], window: float) -> None:
+        answered = [(r, g.resp(r)) for r in g.reqs if g.resp(r) is not None]
+        accepted = sorted([(r, a) for r, a in answered if a.ok], key=lambda x: x[1].order)
+        earlier = self.keyed.get((skey, g.key))  # accepted on an earlier connection
+        if earlier is None and not accepted:
+            return
+        if earlier is not None:
+            M, orig_resp = earlier
+            orig_req = None
+            retries = answered
+        else:
+            orig_req, orig_resp = accepted[0]
+            M = orig_resp.result.get("messageId") if isinstance(orig_resp.result, dict) else None
+            if not isinstance(M, str):
+                return  # PROMPT-001's business: no messageId to compare with
+            self.keyed[(skey, g.key)] = (M, orig_resp)
+            retries = [(r, a) for r, a in answered if r is not orig_req]
+        if not retries:
+            return
+        self._judge_answers(g, M, orig_resp, retries, cross=earlier is not None)
+        if earlier is not None:
+            return  # the original's insertion and work happened on another connection
+        self._judge_effects(log, skey, g, M, orig_req, orig_resp, answered, prompts, window)
+
+    def _judge_answers(self, g: _Group, M: Any, orig_resp: Msg, retries: list[tuple[Msg, Msg]],
+                       cross: bool) -> None:
+        for r, a in retries:
+            label = f"the retry session/prompt id={js(r.id)} ({g.label()})"
+            if a.ok:
+                mid = a.result.get("messageId") if isinstance(a.result, dict) else None
+                if mid == M:
+                    self.pass_few("IDEM-001", f"{label} was answered with the original messageId {js(M)}.",
+                                  [a, r, orig_resp])
+                elif cross:
+                    self.noted("IDEM-001", f"{label}, sent after a restart, was answered with messageId {js(mid)}; "
+                               f"the submission was accepted on an earlier connection as {js(M)}. How long an "
+                               "agent keeps its keys is not specified: not judged.", fr([a, r, orig_resp]))
+                else:
+                    self.failed("IDEM-001", f"{label} was answered with messageId {js(mid)}, not with the "
+                                f"messageId {js(M)} of the submission accepted under that key.",
+                                fr([a, r, orig_resp]))
+            elif a.error_code != CANCELLED:
+                self.noted("IDEM-001", f"{label} was answered with error {js(a.error_code)} although the "
+                           f"submission had been accepted as {js(M)}; the RFD answers retries with the original "
+                           "messageId, but a refused retry inserts nothing: noted only.", fr([a, r, orig_resp]))
+
+    def _judge_effects(self, log: ConnLog, skey: tuple[str, int], g: _Group, M: str, orig_req: Msg,
+                       orig_resp: Msg, answered: list[tuple[Msg, Msg]], prompts: list[Msg], window: float) -> None:
+        first = min(g.reqs, key=lambda r: r.order)
+        members = {id(r) for r in g.reqs}
+        others = [p for p in prompts if id(p) not in members]
+        # another submission still unanswered when the group starts: its insertion and work could be
+        # anywhere in the window
+        for p in others:
+            pr = g.resp(p)
+            if p.order < first.order and (pr is None or pr.order > first.order):
+                for rule in ("IDEM-002", "IDEM-003"):
+                    self.untested(rule, f"{g.label()}: the prompt id={js(p.id)} of another submission was still "
+                                  "unanswered when the first attempt was sent, so insertions and work cannot be "
+                                  "attributed.", fr([first, p]))
+                return
+        cut = min((p.order for p in others if p.order > first.order), default=None)
+        claimed = {a.result.get("messageId") for p in others for a in [g.resp(p)]
+                   if a is not None and a.ok and isinstance(a.result, dict)}
+        seen = set(self.seen_users.get(skey, set()))
+        resume_pending = 0
+        active = False
+        starts: list[Msg] = []
+        inserted: list[tuple[Any, Msg]] = []
+        orig_end: Msg | None = None
+        last_resp = max((a for _, a in answered), key=lambda a: a.order)
+        # only what follows a retry is the retry's doing
+        first_retry = min((r for r in g.reqs if r is not orig_req), key=lambda r: r.order)
+        end_t: float | None = None
+        for m in log.msgs:
+            if cut is not None and m.order >= cut:
+                break
+            if end_t is not None and m.t > end_t:
+                break
+            if end_t is None and orig_end is not None and m.order > last_resp.order:
+                # both the last answer and the original's work are over: a short tail more
+                end_t = max(last_resp.t, orig_end.t) + window
+            if m.direction == SENT and m.kind == REQUEST and m.method == "session/resume" and m.session_id == g.sid:
+                resume_pending += 1
+                continue
+            if m.direction == RECEIVED and m.kind == RESPONSE and m.request is not None \
+                    and m.request.method == "session/resume" and m.request.session_id == g.sid:
+                resume_pending = max(0, resume_pending - 1)
+                continue
+            su = session_update(m)
+            if su is None or su[0] != g.sid:
+                continue
+            upd = su[1]
+            kind = upd.get("sessionUpdate")
+            before = m.order < first.order
+            if kind in USER_KINDS:
+                mid = upd.get("messageId")
+                if hashable(mid) and mid not in seen:
+                    seen.add(mid)
+                    if m.order > first_retry.order and not resume_pending and mid != M and mid not in claimed:
+                        inserted.append((mid, m))
+            elif kind == "state_update":
+                state = upd.get("state")
+                if state in WORK_STATES:
+                    if not active and not before and not resume_pending:
+                        starts.append(m)
+                    active = True
+                elif state == "idle":
+                    active = False
+                    if starts and orig_end is None and not resume_pending:
+                        orig_end = m
+        retry_frames = [r for r, _ in answered if r is not orig_req]
+        # IDEM-002
+        if inserted:
+            mid, m = inserted[0]
+            self.failed("IDEM-002", f"{g.label()}: the submission was inserted as {js(M)}, yet after "
+                        f"{len(g.reqs)} attempts under the key another new user message {js(mid)} appeared for "
+                        f"the session at t={m.t:.2f}.", fr([m, *retry_frames, orig_resp]))
+        else:
+            self.pass_few("IDEM-002", f"{g.label()}: {len(g.reqs)} attempts, one user message ({js(M)}).",
+                          [*retry_frames, orig_resp])
+        # IDEM-003
+        again = [x for x in starts[1:] if x.order > first_retry.order]
+        if again:
+            s = again[0]
+            self.failed("IDEM-003", f"{g.label()}: the work of the submission started at t={starts[0].t:.2f}"
+                        + (f" and ended at t={orig_end.t:.2f}" if orig_end is not None else "")
+                        + f"; after a retry under the same key it started again at t={s.t:.2f}, with no other "
+                        "prompt of the session in flight.", fr([s, *retry_frames, starts[0], orig_end]))
+        elif starts:
+            self.pass_few("IDEM-003", f"{g.label()}: {len(g.reqs)} attempts, the work started once "
+                          f"(t={starts[0].t:.2f}).", [starts[0], *retry_frames])

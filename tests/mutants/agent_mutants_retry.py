@@ -1,0 +1,72 @@
+"""Mutants of idempotency keys on session/prompt (IDEM rules; RFD "v2 Idempotency Keys").
+
+Each subclasses ``ReferenceAgent`` and overrides how a retry of an already inserted submission is
+answered (``answer_retry``); ``MUTANTS`` maps a name to (the rules the suite must flag, the class).
+Merged into agent_mutants.MUTANTS automatically.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+if _ROOT not in sys.path:
+    sys.path.insert(0, _ROOT)
+
+from acp_conformance.reference.agent import ReferenceAgent, new_id  # noqa: E402
+
+
+def _inserted(agent, session, key):
+    """The messageId the key inserted in this session, or None."""
+    mid = agent.keyed_message_ids(session).get(key)
+    return mid if isinstance(mid, str) else None
+
+
+class Idem001(ReferenceAgent):
+    """A retry of an inserted submission is answered with a fresh messageId (nothing inserted, no work)."""
+
+    def answer_retry(self, ctx, session, key):
+        if _inserted(self, session, key) is None:
+            return super().answer_retry(ctx, session, key)
+        self.respond_prompt(ctx, session, new_id("msg_"))
+        return True
+
+
+class Idem002(ReferenceAgent):
+    """A retry inserts the user message a second time (a new user_message) though it is answered with the
+    original messageId and runs no work."""
+
+    def answer_retry(self, ctx, session, key):
+        mid = _inserted(self, session, key)
+        if mid is None:
+            return super().answer_retry(ctx, session, key)
+        content = next((e.get("content") for e in session.record.get("history", [])
+                        if e.get("kind") == "user_message" and e.get("messageId") == mid), [])
+        again = new_id("msg_")
+        self.record_user_message(session, again, content)
+        self.emit_user_message(session, again, content)
+        self.respond_prompt(ctx, session, mid)
+        return True
+
+
+class Idem003(ReferenceAgent):
+    """A retry after the turn ended is answered with the original messageId and inserts nothing, but runs
+    the submission's work again."""
+
+    def answer_retry(self, ctx, session, key):
+        mid = _inserted(self, session, key)
+        if mid is None or session.turn is not None or session.held:
+            return super().answer_retry(ctx, session, key)
+        content = next((e.get("content") for e in session.record.get("history", [])
+                        if e.get("kind") == "user_message" and e.get("messageId") == mid), [])
+        self.respond_prompt(ctx, session, mid)
+        self.start_work(ctx, session, mid, content)
+        return True
+
+
+MUTANTS = {
+    "idem-001": (("IDEM-001",), Idem001),
+    "idem-002": (("IDEM-002",), Idem002),
+    "idem-003": (("IDEM-003",), Idem003),
+}
