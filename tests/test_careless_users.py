@@ -97,7 +97,7 @@ def test_a_signal_stops_every_target_and_writes_the_partial_report(tmp_path, how
             proc.kill()
             proc.communicate()
     assert proc.returncode == 128 + sig, (proc.returncode, out[-3000:])
-    assert elapsed < 15, elapsed
+    assert elapsed < 30, elapsed  # seconds on an idle machine; generous for a loaded one (no hang)
     assert _none_left(marker), _processes_with(marker)
     report = json.loads((report_dir / "report.json").read_text())
     assert report["verdict"]["conformant"] is False
