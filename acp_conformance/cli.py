@@ -4,7 +4,8 @@
 
 ``agent`` is a thin wrapper over pytest with this package's plugin; with no command it runs the
 suite against the bundled reference agent, so a newcomer sees a full run in one command.
-Exit status: 0 conformant, 1 not conformant, 2 usage error.
+Exit status: 0 conformant, 1 not conformant, 2 usage error, 6 the target speaks another protocol
+version than 2 (not judged), 128+N stopped by signal N.
 """
 
 from __future__ import annotations
@@ -18,9 +19,16 @@ REFERENCE_AGENT = [sys.executable, "-m", "acp_conformance.reference.agent"]
 # the bundled reference client, launching the suite's relay as its agent
 REFERENCE_CLIENT = [sys.executable, "-m", "acp_conformance.reference.client", "--", "{agent}"]
 
+# pytest as the console script runs it: no cache directory in the user's folder; no assertion rewriting (the
+# suite's tests are scenario files, and this package, imported before pytest starts, cannot be rewritten:
+# a PytestAssertRewriteWarning on every run of a regular install)
+QUIET_PYTEST = ["-p", "no:cacheprovider", "--assert=plain"]
+
 USAGE = """acp-conformance agent [PYTEST-OPTIONS] [-- CMD ARGS...]
   Run the conformance suite against an agent (default: the bundled reference agent).
   Options before -- go to pytest: --acp-report-dir DIR, --acp-timeout S, --junitxml FILE, -n 2, ...
+  Your own scenario files: --acp-scenarios PATH (a file or folder) [--acp-no-bundled].
+  acp-conformance agent --help lists the suite's options.
 
 acp-conformance client [PYTEST-OPTIONS] [-- CMD ARGS...]
   Run the conformance suite against a client (default: the bundled reference client); the suite
@@ -48,8 +56,10 @@ acp-conformance check [--report-dir DIR] [--strict] TRANSCRIPT...
   Judge recorded sessions (our transcript .jsonl, or a plain log: "> " client to agent, "< " agent
   to client, "! " an event, one per line). Exit 0: no blocking rule broken, 1: broken, 2: unreadable file.
 
-acp-conformance replay FILE --agent-cmd CMD [--timeout S] [--strict]  (or --client-cmd CMD)
-  Rerun a scenario file (a fuzz counterexample) with every monitor. Exit 0: it passes, 1: it fails."""
+acp-conformance replay FILE --agent-cmd CMD [--timeout S] [--strict] [--report-dir DIR]  (or --client-cmd CMD)
+  Rerun a scenario file (a fuzz counterexample, or your own) with every monitor: each scenario passed,
+  failed (with its rules) or skipped (with the reason), and the reports of a suite run.
+  Exit 0: it passes, 1: it fails."""
 
 
 def _split(argv: list[str]) -> tuple[list[str], list[str]]:
@@ -59,33 +69,84 @@ def _split(argv: list[str]) -> tuple[list[str], list[str]]:
     return argv, []
 
 
+def _exit_status(code: int) -> int:
+    """pytest's exit status as ours: 4 (its usage error) is 2; 6 (the target speaks another protocol
+    version) and 128+N (stopped by signal N) stay."""
+    if code == 4:
+        return 2
+    return code if code in (0, 1, 2, 6) or code > 128 else 1
+
+
+def _wants_help(opts: list[str]) -> bool:
+    return any(o in ("-h", "--help") for o in opts)
+
+
+def suite_help(side: str) -> str:
+    """``acp-conformance agent|client --help``: the suite's own options on one screen (pytest's 500 lines of
+    help are one ``pytest --help`` away); one line per option, its help cut to its first clause."""
+    import warnings
+
+    from _pytest.config.argparsing import Parser
+    from . import plugin, run_control
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the parser is pytest's, built here only to list our options
+        parser = Parser(_ispytest=True)
+    for module in (plugin, run_control):
+        module.pytest_addoption(parser)
+    other = "client" if side == "agent" else "agent"
+    lines = [f"usage: acp-conformance {side} [OPTIONS] [-- CMD ARGS...]",
+             f"  Run the conformance suite against the {side} CMD starts (default: the bundled reference {side}).",
+             "  Exit status: 0 conformant, 1 not conformant, 2 usage error, 6 the target speaks another protocol",
+             "  version (not judged), 128+N stopped by signal N.", "", "ACP options:"]
+    for opt in parser.getgroup("acp-conformance").options:
+        name = opt.names()[0]
+        if name in (f"--{side}-cmd", f"--{other}-cmd") or name.startswith(f"--acp-{other}-"):
+            continue
+        attrs = opt.attrs()
+        words = f"{name} {attrs['metavar']}" if attrs.get("metavar") else name
+        text = " ".join(str(attrs.get("help") or "").split())
+        if len(text) > 72:
+            text = text[:71].rsplit(" ", 1)[0] + " ..."
+        lines.append(f"  {words:34} {text}")
+    lines += ["", "Other pytest options (-n 2, --junitxml FILE, -k EXPR, -q, ...) work too: see pytest --help."]
+    return "\n".join(lines)
+
+
 def run_agent(argv: list[str]) -> int:
     import pytest
     opts, cmd = _split(argv)
+    if _wants_help(opts):
+        print(suite_help("agent"))
+        return 0
     if any(o == "--agent-cmd" or o.startswith("--agent-cmd=") for o in opts):
         print("acp-conformance agent: give the agent after --, not with --agent-cmd", file=sys.stderr)
         return 2
-    target = cmd or REFERENCE_AGENT
-    code = pytest.main([f"--agent-cmd={shlex.join(target)}", "-p", "no:cacheprovider", *opts],
-                       plugins=[])
-    code = int(code)
-    if code == 4:  # pytest's usage error
+    if cmd and not cmd[0].strip():
+        print("acp-conformance agent: the command after -- is empty: give the command that starts your agent",
+              file=sys.stderr)
         return 2
-    return code if code in (0, 1, 2) else 1
+    target = cmd or REFERENCE_AGENT
+    code = pytest.main([f"--agent-cmd={shlex.join(target)}", *QUIET_PYTEST, *opts], plugins=[])
+    return _exit_status(int(code))
 
 
 def run_client(argv: list[str]) -> int:
     import pytest
     opts, cmd = _split(argv)
+    if _wants_help(opts):
+        print(suite_help("client"))
+        return 0
     if any(o == "--client-cmd" or o.startswith("--client-cmd=") for o in opts):
         print("acp-conformance client: give the client after --, not with --client-cmd", file=sys.stderr)
         return 2
+    if cmd and not cmd[0].strip():
+        print("acp-conformance client: the command after -- is empty: give the command that starts your client",
+              file=sys.stderr)
+        return 2
     target = cmd or REFERENCE_CLIENT
     # shlex.join quotes "{agent}" only if it must; the plugin splits the line back into these words
-    code = int(pytest.main([f"--client-cmd={shlex.join(target)}", "-p", "no:cacheprovider", *opts], plugins=[]))
-    if code == 4:  # pytest's usage error
-        return 2
-    return code if code in (0, 1, 2) else 1
+    code = int(pytest.main([f"--client-cmd={shlex.join(target)}", *QUIET_PYTEST, *opts], plugins=[]))
+    return _exit_status(code)
 
 
 def run_rules(argv: list[str]) -> int:
@@ -162,6 +223,9 @@ def _fuzz_parser(prog: str, replay: bool) -> argparse.ArgumentParser:
     target = p.add_mutually_exclusive_group(required=True)
     target.add_argument("--agent-cmd", metavar="CMD", help="the agent's command line (the suite plays the client)")
     target.add_argument("--client-cmd", metavar="CMD", help="the client's command line (the suite plays the agent)")
+    if replay:
+        p.add_argument("--report-dir", default="reports", metavar="DIR",
+                       help="where report.json, report.html and the transcripts go (default reports/; agents)")
     if not replay:
         p.add_argument("--seed", type=int, default=0, metavar="N",
                        help="the run's seed: the same seed against the same deterministic target gives the same run")
@@ -240,7 +304,12 @@ def run_replay(argv: list[str]) -> int:
         else:
             from .fuzz.run import replay
             from .fuzz.stateful import FuzzConfig
-            result = replay(a.file, FuzzConfig(target, timeout=a.timeout, strict=a.strict))
+            report_dir = Path(a.report_dir)
+            try:
+                report_dir.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise _Usage(f"--report-dir: cannot create {a.report_dir!r} ({e.strerror or e})") from None
+            result = replay(a.file, FuzzConfig(target, timeout=a.timeout, strict=a.strict), report_dir)
     except ScenarioFileError as e:
         raise _Usage(" ".join(str(e).split())) from None
     print("\n".join(replay_summary(a.file, result, side, target)))
@@ -248,6 +317,8 @@ def run_replay(argv: list[str]) -> int:
 
 
 def _fuzz_command(fn, name: str, argv: list[str]) -> int:
+    from .interruption import SignalGuard
+    guard = SignalGuard(owner=True).install()  # SIGTERM/SIGHUP: every target killed at once, then unwind
     try:
         return fn(argv)
     except SystemExit as e:  # argparse: it has printed the usage and the error
@@ -255,9 +326,12 @@ def _fuzz_command(fn, name: str, argv: list[str]) -> int:
     except _Usage as e:
         print(f"acp-conformance {name}: {e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"acp-conformance {name}: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:
+        print(f"acp-conformance {name}: {e or 'interrupted'}", file=sys.stderr)
+        return guard.exit_status or 130
+    finally:
+        guard.sweep()
+        guard.uninstall()
 
 
 def _print_version() -> int:

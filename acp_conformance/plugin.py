@@ -20,6 +20,7 @@ import pytest
 from .rules.catalog import load_catalog, load_not_observable
 from .rules.findings import FAIL, WARN, Finding
 from .rules.monitor import MonitorContext
+from .rules.first_contact import NOT_V2
 from .wire.transcript import Frame
 
 # timeouts, the run's budget and reruns live in a plugin of their own, and so does --acp-fuzz
@@ -27,8 +28,9 @@ pytest_plugins = ["acp_conformance.run_control", "acp_conformance.fuzz.pytest_fu
 
 FINDINGS_KEY = "acp_findings"
 META_KEY = "acp_meta"
-V1_NOTE = "the agent negotiated protocol version 1; v2 rules were not judged"
-V1_KEEP = ("INIT-001", "INIT-002", "INIT-003")  # the negotiation rules still judge a v1 answer
+# the one negotiation rule that applies whatever version the agent speaks: it never answers above the request
+V1_KEEP = ("INIT-002",)
+NOT_V2_EXIT = 6  # the target speaks another protocol version: not judged (README, "Exit status")
 
 
 def _negotiated_v1(frames: list[Frame]) -> Frame | None:
@@ -116,6 +118,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--acp-rules", dest="acp_rules", default=None, metavar="IDS",
                 help="run only the scenarios bound to these rule IDs (comma-separated); the verdict then "
                      "covers the run, so rules left out are not-tested")
+    g.addoption("--acp-scenarios", dest="acp_scenarios", action="append", default=[], metavar="PATH",
+                help="also run your own scenario files: a file or a folder of them (repeatable; docs/scenarios.md)")
+    g.addoption("--acp-no-bundled", dest="acp_no_bundled", action="store_true", default=False,
+                help="run only the --acp-scenarios files, not the bundled suite")
     g.addoption("--acp-require-coverage", dest="acp_require_coverage", action="store_true", default=False,
                 help="certification: a rule whose situation the target never created (not-exercised) blocks too, "
                      "unless a waiver names it")
@@ -147,9 +153,10 @@ def _positive(config: pytest.Config, name: str, opt: str) -> float:
 def _side(config: pytest.Config) -> str | None:
     """``agent`` with --agent-cmd (the suite plays the client), ``client`` with --client-cmd, else None."""
     agent, client = config.getoption("acp_agent_cmd", default=None), config.getoption("acp_client_cmd", default=None)
-    if agent and client:
+    if agent is not None and client is not None:
         raise UsageError("give either --agent-cmd or --client-cmd, not both")
-    return "agent" if agent else "client" if client else None
+    # an empty --agent-cmd= is given, and a usage error (target_command.py), not a run without the suite
+    return "agent" if agent is not None else "client" if client is not None else None
 
 
 def _settings(config: pytest.Config) -> dict[str, Any]:
@@ -229,9 +236,25 @@ def pytest_configure(config: pytest.Config) -> None:
     except UsageError as e:
         pytest.exit(f"acp-conformance: {e}", returncode=2)
     from .resources import scenarios_dir
-    suite_dir = scenarios_dir() / settings["side"]
-    config.args[:] = [str(suite_dir)]  # the bundled suite, and only it
-    config.stash[STATE] = SuiteState(config, settings, suite_dir)
+    from .scenario_paths import ScenarioPathError, scenario_roots, user_paths
+    suite_dir = (scenarios_dir() / settings["side"]).resolve()
+    try:
+        from _pytest.config import Config  # an xdist worker parses the same command line: the same roots
+        positional = list(config.args) if config.args_source == Config.ArgsSource.ARGS else []
+        config.option.acp_scenarios = user_paths(config.getoption("acp_scenarios"), positional)
+        roots = scenario_roots(config.getoption("acp_scenarios"),
+                               None if config.getoption("acp_no_bundled") else suite_dir,
+                               settings["side"], set(load_catalog()))
+    except ScenarioPathError as e:
+        pytest.exit(f"acp-conformance: {e}", returncode=2)
+    config.args[:] = [str(r) for r in roots]  # the bundled suite and the user's scenario files, and only them
+    config.stash[STATE] = state = SuiteState(config, settings, suite_dir)
+    state.scenario_roots = roots
+    if not hasattr(config, "workerinput"):
+        from .early_stop import reset
+        reset(settings["report_dir"])
+    from .interruption import SignalGuard  # SIGTERM/SIGHUP: kill the targets, then unwind with the partial report
+    state.guard = SignalGuard(owner=not hasattr(config, "workerinput")).install()
     config.addinivalue_line("markers", "acp_rules(ids): rule IDs a scenario exists to exercise")
 
 
@@ -251,8 +274,12 @@ class SuiteState:
         self.transcripts: dict[str, str] = {}
         self.agent_init: dict[str, Any] | None = None
         self.negotiated_version: int | None = None  # 1 when the agent answered a v2 initialize with 1
+        self.first_contact: dict[str, Any] | None = None  # {"kind", "sentence"}: why the target was not judged
+        self.auth_blocked: list[str] = []  # the tests stopped at authentication, in the runner's words
         self.verdict = None
         self.validator = None
+        self.guard = None  # the SignalGuard of the run (interruption.py)
+        self.scenario_roots: list[Path] = [suite_dir]  # what the run collects (scenario_paths.py)
 
 
 STATE = pytest.StashKey[SuiteState]()
@@ -274,13 +301,14 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector):
     state = parent.config.stash.get(STATE, None)
-    if state is None or file_path.suffix not in (".yaml", ".yml"):
+    from .scenario_paths import collects
+    if state is None or not collects(file_path, state.scenario_roots):
         return None
-    try:
-        file_path.relative_to(state.suite_dir)
-    except ValueError:
-        return None
-    return ScenarioFile.from_parent(parent, path=file_path)
+    if state.suite_dir in file_path.resolve().parents:
+        return ScenarioFile.from_parent(parent, path=file_path)
+    # the user's file: named as the user knows it (its path from the current folder), not by pytest's rootdir
+    rel = os.path.relpath(file_path, parent.config.invocation_params.dir)
+    return ScenarioFile.from_parent(parent, path=file_path, nodeid=file_path.name if rel.startswith("..") else rel)
 
 
 class ScenarioFile(pytest.File):
@@ -317,6 +345,13 @@ class ScenarioItem(pytest.Item):
         return self.path, None, f"{self.scenario.name} [{' '.join(self.scenario.rules)}]"
 
     def runtest(self) -> None:
+        from .early_stop import stopped
+        why = stopped(self.config.stash[STATE].settings["report_dir"])
+        if why is not None:  # the target is not one the suite can judge: the rest of the run is not run
+            reason = f"not run: {why['sentence']}"
+            self.user_properties.append((META_KEY, json.dumps({"rules": self.scenario.rules, "skipped": reason,
+                                                               "stopped": True})))
+            pytest.skip(reason)
         if self.config.stash[STATE].side == "client":
             return self._runtest_client()
         import anyio
@@ -355,12 +390,11 @@ class ScenarioItem(pytest.Item):
         finally:
             if tmp:
                 shutil.rmtree(tmp, ignore_errors=True)
-        v1 = _negotiated_v1(ctx.frames)
-        if v1 is not None:  # a v1 agent: judging v2 rules on it would only produce noise
-            ctx.findings = [f for f in ctx.findings if f.rule in V1_KEEP]
-            if not any(f.rule == "INIT-001" and f.status == FAIL for f in ctx.findings):
-                ctx.report("INIT-001", FAIL, f"initialize (protocolVersion 2) was answered with protocolVersion 1: "
-                           f"{V1_NOTE}.", "A v2 agent answers protocolVersion 2.", [v1])
+        if result.auth_blocked:  # what came before is judged; the rest of the scenario is skipped, not failed
+            result.skipped, result.error = result.auth_blocked, None
+        contact = _first_contact(state, ctx.frames, result)
+        if contact is not None:  # not an ACP program, or a v1 agent: judging v2 rules on it is only noise
+            ctx.findings = [f for f in ctx.findings if contact.kind == NOT_V2 and f.rule in V1_KEEP]
         _redact_outcome(state, ctx.findings, result)
         for f in ctx.findings:
             f.test = self.nodeid
@@ -368,15 +402,16 @@ class ScenarioItem(pytest.Item):
         meta = {"rules": self.scenario.rules, "error": result.error, "skipped": result.skipped,
                 "harness_error": result.harness_error, "transcript": transcript_path,
                 "agent_init": result.agent_init, "endings": result.endings,
-                "negotiated_version": 1 if v1 is not None else None}
+                "negotiated_version": contact.version if contact is not None else None,
+                "first_contact": {"kind": contact.kind, "sentence": contact.sentence} if contact else None,
+                "auth_blocked": result.auth_blocked}
         self.user_properties.append((FINDINGS_KEY, json.dumps([f.to_json() for f in ctx.findings])))
         self.user_properties.append((META_KEY, json.dumps(meta)))
         if result.harness_error:
             raise AcpFailure(f"HARNESS ERROR (a defect of the suite, not of the target): {result.harness_error}")
         blocking, waived = _waive(state, _blocking_failures(state, ctx.findings))
-        if v1 is not None:
-            raise AcpFailure(f"{V1_NOTE} (frame #{v1.seq}).\n" + _explain(state, blocking, result, ctx.frames,
-                                                                          transcript_path))
+        if contact is not None:
+            raise AcpFailure(_contact_text(contact, result, transcript_path))
         if result.skipped and not blocking:
             pytest.skip(result.skipped)
         if not blocking and _target_never_did_it(state, self.scenario.rules, result):
@@ -420,17 +455,24 @@ class ScenarioItem(pytest.Item):
         # a both-side monitor also speaks of agent-only rules; only the client's rules are judged here
         ctx.findings = [f for f in ctx.findings if f.rule in state.catalog
                         and state.catalog[f.rule].side in ("client", "both")]
+        contact = _first_contact(state, ctx.frames, result, client=True)
+        if contact is not None:  # a v1 client: judging v2 rules on it is only noise
+            ctx.findings = []
         _redact_outcome(state, ctx.findings, result)
         for f in ctx.findings:
             f.test = self.nodeid
         transcript_path = self._write_transcript(state, result)
         meta = {"rules": self.scenario.rules, "error": result.error, "skipped": result.skipped,
                 "harness_error": result.harness_error, "transcript": transcript_path,
-                "agent_init": result.agent_init, "endings": result.endings, "negotiated_version": None}
+                "agent_init": result.agent_init, "endings": result.endings,
+                "negotiated_version": contact.version if contact is not None else None,
+                "first_contact": {"kind": contact.kind, "sentence": contact.sentence} if contact else None}
         self.user_properties.append((FINDINGS_KEY, json.dumps([f.to_json() for f in ctx.findings])))
         self.user_properties.append((META_KEY, json.dumps(meta)))
         if result.harness_error:
             raise AcpFailure(f"HARNESS ERROR (a defect of the suite, not of the target): {result.harness_error}")
+        if contact is not None:
+            raise AcpFailure(_contact_text(contact, result, transcript_path))
         blocking, waived = _waive(state, _blocking_failures(state, ctx.findings))
         if result.skipped and not blocking:
             pytest.skip(result.skipped)
@@ -457,6 +499,41 @@ class ScenarioItem(pytest.Item):
         if isinstance(excinfo.value, AcpFailure):
             return str(excinfo.value)
         return super().repr_failure(excinfo, style)
+
+
+def _first_contact(state: SuiteState, frames: list[Frame], result, client: bool = False):
+    """Why this test's target cannot be judged at all (rules/first_contact.py), while no test of the run has
+    yet seen it answer initialize as a v2 peer; the run then stops (early_stop.py). Else None."""
+    from .early_stop import has_spoken_v2, spoke_v2, stop
+    from .rules.first_contact import FirstContact, judge_agent, judge_client
+    report_dir = state.settings["report_dir"]
+    s = state.settings
+    contact = judge_client(frames) if client else judge_agent(frames, max(s["startup_timeout"], s["timeout"]))
+    if contact is None and not client:
+        v1 = _negotiated_v1(frames)  # a test that does not open with initialize
+        if v1 is not None:
+            contact = FirstContact(NOT_V2, "the agent speaks ACP protocol version 1; this suite judges version 2",
+                                   v1, 1)
+    if contact is None:
+        if result.agent_init is not None:
+            spoke_v2(report_dir)
+        return None
+    if has_spoken_v2(report_dir):
+        return None  # a v2 agent that failed this once: the rules judge it
+    stop(report_dir, contact.kind, contact.sentence)
+    return contact
+
+
+def _contact_text(contact, result, transcript: str) -> str:
+    lines = [contact.sentence + "."]
+    if contact.frame is not None:
+        from .report.redact import frame_text
+        lines.append(f"  frame #{contact.frame.seq}: {frame_text(contact.frame, 300, True)}")
+    if result.stderr and any(result.stderr):
+        tail = result.stderr[-1][-800:]
+        lines.append("target stderr (tail):\n" + "\n".join("  | " + ln for ln in tail.splitlines()[-8:]))
+    lines.append("the remaining tests are not run; transcript: " + transcript)
+    return "\n".join(lines)
 
 
 def _redact_outcome(state: SuiteState, findings: list[Finding], result) -> None:
@@ -559,15 +636,22 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
                 state.bound.setdefault(r, [])
                 if report.nodeid not in state.bound[r]:
                     state.bound[r].append(report.nodeid)
-            if meta.get("skipped"):
+            if meta.get("skipped") and not meta.get("auth_blocked") and not meta.get("stopped"):
+                # a skip is "does not apply to this target"; a test stopped at authentication, or not run
+                # because the run stopped, applies, and its rules stay not-tested (never conformant on what
+                # the suite could not reach)
                 state.skipped[report.nodeid] = meta["skipped"]
             if meta.get("error") or meta.get("harness_error"):
                 state.errors[report.nodeid] = meta.get("harness_error") or meta["error"]
             state.transcripts[report.nodeid] = meta.get("transcript")
             if meta.get("agent_init") and state.agent_init is None:
                 state.agent_init = meta["agent_init"]
-            if meta.get("negotiated_version") == 1:
-                state.negotiated_version = 1
+            if meta.get("negotiated_version") is not None:
+                state.negotiated_version = meta["negotiated_version"]
+            if meta.get("first_contact") and state.first_contact is None:
+                state.first_contact = meta["first_contact"]
+            if meta.get("auth_blocked"):
+                state.auth_blocked.append(meta["auth_blocked"])
         else:
             keep.append((key, value))
     report.user_properties = keep
@@ -588,21 +672,43 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     from .report.write import write_reports
     from .rules.monitors import checked_on
     from .rules.verdicts import compute
+    if state.guard is not None:
+        state.guard.sweep()  # what an interrupted test (Ctrl-C) or a killed xdist worker may have left running
     waivers = state.settings["waivers"]  # read (and checked) by _settings, before any test ran
-    if state.negotiated_version == 1 and not any(f.rule == "INIT-001" and f.status == FAIL for f in state.findings):
-        state.findings.append(Finding("INIT-001", FAIL, V1_NOTE + ".", "A v2 agent answers protocolVersion 2."))
     verdict = compute(state.catalog, state.findings, set(checked_on(state.side)), state.bound, state.skipped,
                       strict=state.settings["strict"], side=state.side, not_observable=load_not_observable(),
                       waivers=waivers, require_coverage=state.settings.get("require_coverage", False))
     state.verdict = verdict
+    extra: dict[str, Any] = {}
+    if state.first_contact is not None:  # one sentence instead of a verdict per rule
+        extra = {"reason": state.first_contact["sentence"], "reason_kind": state.first_contact["kind"]}
+        if state.negotiated_version is not None:
+            extra["negotiated_version"] = state.negotiated_version
+    elif state.auth_blocked:
+        extra = {"reason": _auth_reason(state), "reason_kind": "auth-blocked"}
+    stopped = state.guard.exit_status if state.guard is not None else None
+    if stopped is not None:
+        extra["interrupted"] = (f"the run was stopped by {_signal_name(stopped - 128)}: the tests not run "
+                                "are not-tested")
     try:
-        extra = {"negotiated_version": 1, "note": V1_NOTE} if state.negotiated_version == 1 else None
         write_reports(state.settings["report_dir"], verdict, state, extra)  # json, html, badge, step summary
     except OSError as e:
         session.config.get_terminal_writer().line(f"acp-conformance: could not write the report: {e}", red=True)
-    if exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED):
+    if stopped is not None:
+        session.exitstatus = stopped  # 128 + the signal, as a shell reports a process it killed
+    elif state.first_contact is not None and state.first_contact["kind"] == NOT_V2:
+        session.exitstatus = NOT_V2_EXIT
+    elif exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED):
         ok = verdict.conformant and not verdict.stale_waivers  # a stale waiver fails the run
         session.exitstatus = pytest.ExitCode.OK if ok else pytest.ExitCode.TESTS_FAILED
+
+
+def _signal_name(signum: int) -> str:
+    import signal
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:
@@ -612,7 +718,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
     v = state.verdict
     tr = terminalreporter
     tr.section("ACP conformance")
-    for rv in v.rules:
+    for rv in v.rules if state.first_contact is None else ():  # not judged: the sentence below says why
         if rv.checked and rv.status in (FAIL, WARN, "not-tested"):
             why = rv.reason or next((f.message for f in rv.findings if f.status in (FAIL, WARN)), "")
             tr.line(f"  {rv.status.upper():10} {rv.rule.id:14} {rv.rule.level:8} {why[:160]}")
@@ -621,7 +727,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
                    if rv.stale_waiver else rv.reason)
             tr.line(f"  {'STALE' if rv.stale_waiver else 'XFAIL':10} {rv.rule.id:14} {rv.rule.level:8} {why[:160]}",
                     red=rv.stale_waiver)
-    _not_exercised_lines(tr, v)
+    if state.first_contact is None:
+        _not_exercised_lines(tr, v)
     rd = state.settings["report_dir"]
     tr.line(f"report: {rd / 'report.json'}  (also report.html, badge.json)")
     xml = getattr(config.option, "xmlpath", None)  # pytest's --junitxml has written its file by now
@@ -631,9 +738,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
             annotate_junit(Path(xml), v)
         except (OSError, ValueError) as e:
             tr.line(f"acp-conformance: could not annotate {xml}: {e}", red=True)
-    if state.negotiated_version == 1:
-        tr.line(V1_NOTE, bold=True, red=True)
-    tr.line(v.summary_line(), bold=True, green=v.conformant, red=not v.conformant)
+    if state.first_contact is not None:
+        tr.line(f"acp-conformance: {state.first_contact['sentence']}", bold=True, red=True)
+    elif state.auth_blocked:
+        tr.line(f"acp-conformance: {_auth_reason(state)}", bold=True, red=True)
+    tr.line(_verdict_line(state), bold=True, green=v.conformant, red=not v.conformant)
     if not v.conformant and not tr.stats.get("failed") and not tr.stats.get("error"):
         # pytest's closing line would read "N passed": make it carry the verdict, so nobody reads a pass
         tr.stats.setdefault("blocking rules (not conformant)", []).extend(v.blocking_failures)
@@ -657,13 +766,28 @@ def _not_exercised_lines(tr, v) -> None:
         tr.line(f"    {', '.join(ids)}: reached by {reach}")
 
 
+def _auth_reason(state: SuiteState) -> str:
+    n = len(state.auth_blocked)
+    return f"{state.auth_blocked[0]} ({n} test(s) stopped there: the rules they did not reach are not-tested, not failed)"
+
+
+def _verdict_line(state: SuiteState) -> str:
+    """The run's last line: the verdict, or the one sentence why the target could not be judged."""
+    if state.first_contact is not None:
+        return f"ACP verdict: NOT CONFORMANT: {state.first_contact['sentence']}"
+    return state.verdict.summary_line()
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     # the very last line of the run is the verdict (pytest's own counts come just before it)
     state = config.stash.get(STATE, None)
+    if state is not None and state.guard is not None:
+        state.guard.sweep()
+        state.guard.uninstall()
     if state is not None and state.verdict is not None:
         tr = config.pluginmanager.get_plugin("terminalreporter")
         if tr is not None:
-            tr.write_line(state.verdict.summary_line(), bold=True, green=state.verdict.conformant,
+            tr.write_line(_verdict_line(state), bold=True, green=state.verdict.conformant,
                           red=not state.verdict.conformant)
 
 

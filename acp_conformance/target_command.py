@@ -17,7 +17,7 @@ def target_argv(side: str, cmd: str) -> list[str]:
         argv = shlex.split(cmd)
     except ValueError as e:
         raise CommandError(f"--{side}-cmd cannot be parsed as a command line: {e}") from None
-    if not argv:
+    if not argv or not argv[0].strip():
         raise CommandError(f"--{side}-cmd is empty: give the command that starts your {side}")
     if shutil.which(argv[0]) is None and not Path(argv[0]).exists():
         raise CommandError(f"--{side}-cmd: {argv[0]!r} is not a command on PATH nor a file")

@@ -43,8 +43,13 @@ PY_VENV_PYTHON = INTEROP / ".venv" / "bin" / "python"
 @dataclass(frozen=True)
 class Target:
     side: str  # "agent": run under --agent-cmd; "client": under --client-cmd with {agent}
-    sdk: str  # "typescript" | "python"
+    sdk: str  # "typescript" | "python" | "adapters" (released agents from npm, tests/interop/adapters)
     argv: tuple[str, ...]
+
+
+ADAPTERS = INTEROP / "adapters" / "node_modules" / "@agentclientprotocol"
+# the released v2 adapters, pinned by tests/interop/adapters/package-lock.json
+ADAPTER_VERSIONS = {"claude-agent-acp": "0.101.0", "codex-acp": "2.6.0"}
 
 
 TARGETS = {
@@ -52,6 +57,8 @@ TARGETS = {
     "python": Target("agent", "python", (str(PY_VENV_PYTHON), str(INTEROP / "py" / "agent.py"))),
     "typescript-client": Target("client", "typescript", ("node", str(INTEROP / "ts" / "client.mjs"))),
     "python-client": Target("client", "python", (str(PY_VENV_PYTHON), str(INTEROP / "py" / "client.py"))),
+    "claude-agent-acp": Target("agent", "adapters", ("node", str(ADAPTERS / "claude-agent-acp" / "dist" / "index.js"))),
+    "codex-acp": Target("agent", "adapters", ("node", str(ADAPTERS / "codex-acp" / "dist" / "index.js"))),
 }
 OK_STATUSES = {"pass", "skip"}
 # The Python SDK takes seconds of CPU to import (pydantic models): allow a slow start on a busy machine.
@@ -59,8 +66,28 @@ SLOW_START = "--acp-startup-timeout=60"
 
 
 def load_expected() -> dict[str, dict[str, dict]]:
+    """target -> rule -> entry (the ``_verdict`` entry, the run's verdict.reason_kind, is left out)."""
     data = yaml.safe_load(EXPECTED_FILE.read_text()) or {}
-    return {target: data.get(target) or {} for target in TARGETS}
+    return {target: {k: v for k, v in (data.get(target) or {}).items() if not k.startswith("_")} for target in TARGETS}
+
+
+def expected_reason_kind(target: str) -> str | None:
+    data = yaml.safe_load(EXPECTED_FILE.read_text()) or {}
+    return ((data.get(target) or {}).get("_verdict") or {}).get("reason_kind")
+
+
+def without_credentials(home: Path) -> dict[str, str]:
+    """The adapters' environment: no credentials of the machine's user (an empty HOME, no API keys). As root,
+    Claude Code refuses its permission-bypass mode unless told the machine is a sandbox (IS_SANDBOX=1)."""
+    home.mkdir(parents=True, exist_ok=True)
+    env = {"HOME": str(home), "ANTHROPIC_API_KEY": "", "CLAUDE_CODE_OAUTH_TOKEN": "", "OPENAI_API_KEY": "",
+           "CODEX_API_KEY": ""}
+    (home / ".codex").mkdir(exist_ok=True)
+    if os.environ.get("CODEX_HOME"):  # never the user's own (its credentials)
+        env["CODEX_HOME"] = str(home / ".codex")
+    if os.geteuid() == 0:
+        env["IS_SANDBOX"] = "1"
+    return env
 
 
 def statuses(entry: dict) -> list[str]:
@@ -69,6 +96,14 @@ def statuses(entry: dict) -> list[str]:
 
 
 def _missing(sdk: str) -> str | None:
+    if sdk == "adapters":
+        if shutil.which("node") is None:
+            return "node is not on PATH"
+        for name, version in ADAPTER_VERSIONS.items():
+            pkg = ADAPTERS / name / "package.json"
+            if not pkg.is_file() or json.loads(pkg.read_text()).get("version") != version:
+                return f"@agentclientprotocol/{name}@{version} is not installed in tests/interop/adapters/node_modules"
+        return None
     if sdk == "typescript":
         if shutil.which("node") is None:
             return "node is not on PATH"
@@ -146,13 +181,19 @@ def test_interop_target_verdicts(target: str, tmp_path: Path) -> None:
     require_sdk(target)
     t = TARGETS[target]
     expected = {rule: statuses(entry) for rule, entry in load_expected()[target].items()}
-    if t.side == "agent":
+    if t.sdk == "adapters":  # released agents, run without credentials: blocked by authentication at the prompt
+        run = run_suite(list(t.argv), tmp_path, SLOW_START, timeout=1800, env=without_credentials(tmp_path / "home"))
+    elif t.side == "agent":
         run = run_suite(list(t.argv), tmp_path, SLOW_START, timeout=1800)
     else:
         run = run_client_suite(t.argv, tmp_path, SLOW_START)
     assert run.report is not None, f"no report.json was written; output:\n{run.output[-3000:]}"
     assert run.report["target"]["side"] == t.side, run.report["target"]
     problems = verdict_problems(run.report, expected)
+    kind = run.report["verdict"].get("reason_kind")
+    if kind != expected_reason_kind(target):
+        problems.append(f"verdict.reason_kind: expected {expected_reason_kind(target)}, observed {kind} "
+                        f"({run.report['verdict'].get('reason')})")
     assert not problems, (
         f"interop target {target}: verdicts differ from tests/interop/expected.yaml "
         f"(refresh it and docs/interop.md if intended; report: {run.report_dir / 'report.json'}):\n  "
@@ -186,3 +227,31 @@ def test_interop_doc_shows_expected() -> None:
             rows.add(m.groups())
     data = {(t, rule, "/".join(statuses(e)), e["cause"]) for t, rules in load_expected().items() for rule, e in rules.items()}
     assert rows == data, f"docs/interop.md tables and expected.yaml differ: doc-only {rows - data}, yaml-only {data - rows}"
+
+
+DEFECTS = INTEROP / "defects"
+
+
+@pytest.mark.parametrize("scenario", sorted(DEFECTS.glob("*.yaml")), ids=lambda p: p.stem)
+def test_defect_scenarios_pass_on_the_reference_agent(scenario: Path, tmp_path: Path) -> None:
+    """A defect of a released agent written up as a scenario (docs/interop.md) is one a correct agent passes."""
+    p = subprocess.run([sys.executable, "-m", "acp_conformance.cli", "replay", str(scenario), "--agent-cmd",
+                        shlex.join([sys.executable, "-m", "acp_conformance.reference.agent"]),
+                        "--report-dir", str(tmp_path / "r")], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and "PASSED" in p.stdout, p.stdout + p.stderr
+
+
+@pytest.mark.parametrize("scenario", sorted(DEFECTS.glob("*.yaml")), ids=lambda p: p.stem)
+def test_defect_scenarios_reproduce_on_the_released_agent(scenario: Path, tmp_path: Path) -> None:
+    if not os.environ.get("ACP_INTEROP"):
+        pytest.skip("interop runs are opt-in: bash tests/interop/install.sh && ACP_INTEROP=1 pytest tests/test_interop.py")
+    require_sdk("claude-agent-acp")
+    target = next(name for name in ADAPTER_VERSIONS if scenario.name.startswith(name))
+    rules = re.findall(r"rules: \[([A-Z0-9, -]+)\]", scenario.read_text())
+    p = subprocess.run([sys.executable, "-m", "acp_conformance.cli", "replay", str(scenario), "--agent-cmd",
+                        shlex.join(TARGETS[target].argv), "--report-dir", str(tmp_path / "r")],
+                       capture_output=True, text=True, timeout=300,
+                       env={**os.environ, **without_credentials(tmp_path / "home")})
+    assert p.returncode == 1 and "REPRODUCED" in p.stdout, p.stdout + p.stderr
+    for rule in rules[0].split(", "):
+        assert f"{rule} failed" in p.stdout, p.stdout

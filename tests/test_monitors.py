@@ -548,6 +548,18 @@ def test_cancel_001_not_cancelled():
     assert any('"end_turn"' in x for x in msgs(findings, "CANCEL-001", FAIL))
 
 
+def test_cancel_of_work_that_failed_for_authentication_is_not_judged():
+    """claude-agent-acp 0.101.0 without credentials: the turn ends at once with error auth_required (-32000),
+    whatever the cancel does; any other error still fails CANCEL-001/002."""
+    err = CANCELLED_IDLE_1.replace('"stopReason":"cancelled"}',
+                                   '"stopReason":"error","error":{"code":-32000,"message":"Authentication required"}}')
+    findings = run(change(BASE, CANCELLED_IDLE_1, err))
+    assert FAIL not in statuses(findings, "CANCEL-001") and FAIL not in statuses(findings, "CANCEL-002")
+    findings = run(change(BASE, CANCELLED_IDLE_1, err.replace("-32000", "-32603")))
+    assert_fails(findings, "CANCEL-001", also=("CANCEL-002",))
+    assert_fails(findings, "CANCEL-002", also=("CANCEL-001",))
+
+
 def test_cancel_001_race_is_inconclusive():
     # one end_turn right after the cancel (within cancel_race, 0.5 s by default) is inconclusive ...
     s = change(BASE, CANCELLED_IDLE_1, CANCELLED_IDLE_1.replace('"cancelled"', '"end_turn"'))

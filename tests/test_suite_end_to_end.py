@@ -25,7 +25,9 @@ SLICE = ["PROMPT-001", "PROMPT-002", "PROMPT-003", "PROMPT-004", "PROMPT-005", "
          "RESUME-004", "RESUME-005", "ERR-001", "ERR-002", "CLOSE-005", "INIT-001", "INIT-002", "INIT-003",
          "TRANSPORT-003", "ERR-004"]
 
-HOSTILE = {"silent", "exit-mid-turn", "hang-after-init"}
+# not flagged for a rule: the silent and dying ones by their tests below, the v1 agent by its one verdict
+# (tests/test_monitors_wire.py::test_v1_agent_run_says_so)
+HOSTILE = {"silent", "exit-mid-turn", "hang-after-init", "v1-agent"}
 
 
 @pytest.fixture(scope="module")

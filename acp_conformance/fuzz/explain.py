@@ -58,8 +58,21 @@ def fuzz_summary(result: FuzzResult, side: str, argv: list[str]) -> list[str]:
 
 def replay_summary(path: object, result: ReplayResult, side: str, argv: list[str]) -> list[str]:
     lines = [f"acp-conformance replay: {path} against {side} {shlex.join(argv)}"]
+    for name, status, detail in getattr(result, "scenarios", None) or []:  # each scenario of the file
+        what = {"failed": f": {detail}", "skipped": f": {detail}"}.get(status, "")
+        lines.append(f"  {status.upper():8} {name}{what}")
+    if getattr(result, "report_path", None):
+        lines.append(f"  report: {result.report_path}  (also report.html, badge.json)")
     if not result.failed:
-        lines.append(f"PASSED: the scenario ran to its end and no blocking rule failed ({result.frames} frames)")
+        outcomes = getattr(result, "scenarios", None) or []
+        skipped = sum(1 for _n, status, _d in outcomes if status == "skipped")
+        if outcomes and skipped == len(outcomes):
+            lines.append("SKIPPED: no scenario of the file could run against this target (see the reasons above)")
+        elif skipped:
+            lines.append(f"PASSED: the scenarios that ran did so to their end and no blocking rule failed "
+                         f"({skipped} skipped, {result.frames} frames)")
+        else:
+            lines.append(f"PASSED: the scenario ran to its end and no blocking rule failed ({result.frames} frames)")
         return lines
     lines.append("REPRODUCED: the scenario fails" + (f" ({result.frames} frames)" if result.frames else ""))
     lines.extend(f"  {f}" for f in result.failures[:10])

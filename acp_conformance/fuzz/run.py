@@ -203,14 +203,19 @@ class ReplayResult:
     failures: list[str]
     error: str | None
     frames: int
+    # one entry per scenario of the file: (name, "passed" | "failed" | "skipped", the rules failed or the reason)
+    scenarios: list[tuple[str, str, str]] = field(default_factory=list)
+    report_path: Path | None = None
 
     @property
     def failed(self) -> bool:
         return bool(self.failures or self.error)
 
 
-def replay(path: Path | str, config: FuzzConfig) -> ReplayResult:
-    """Rerun a scenario file (a fuzz counterexample or any scenario) with the runner and all monitors."""
+def replay(path: Path | str, config: FuzzConfig, report_dir: Path | None = None) -> ReplayResult:
+    """Rerun a scenario file (a fuzz counterexample or any scenario) with the runner and all monitors;
+    with ``report_dir``, write the reports a suite run writes (report.json, report.html, badge.json and
+    the transcripts) for the scenarios of the file."""
     import anyio
 
     from ..scenarios.model import load_file
@@ -222,6 +227,8 @@ def replay(path: Path | str, config: FuzzConfig) -> ReplayResult:
     failures: list[str] = []
     error = None
     frames = 0
+    outcomes: list[tuple[str, str, str]] = []
+    run = _ReplayRun(config, report_dir, Path(path))
     for scn in scenarios:
         judge = Judge(validator, scn.options, StepStats(), config.strict)
         settings = RunSettings(timeout=config.timeout, startup_timeout=config.startup_timeout, test_timeout=600,
@@ -234,7 +241,71 @@ def replay(path: Path | str, config: FuzzConfig) -> ReplayResult:
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         frames += len(judge.ctx.frames)
-        for f in judge.blocking(judge.ctx.findings):
+        blocking = judge.blocking(judge.ctx.findings)
+        for f in blocking:
             failures.append(f"{f.rule} failed: {f.message}")
-        error = error or result.error or result.harness_error
-    return ReplayResult(failures, error, frames)
+        scn_error = result.error or result.harness_error
+        error = error or scn_error
+        if blocking or scn_error:
+            rules = ", ".join(dict.fromkeys(f.rule for f in blocking))
+            outcomes.append((scn.name, "failed", rules or f"could not be completed: {scn_error}"))
+        elif result.skipped:
+            outcomes.append((scn.name, "skipped", result.skipped))
+        else:
+            outcomes.append((scn.name, "passed", ""))
+        run.add(scn, result, judge.ctx.findings, outcomes[-1])
+    return ReplayResult(failures, error, frames, outcomes, run.write())
+
+
+class _ReplayRun:
+    """What a replay gathers for the reports, shaped as the plugin's run state (report/json_report.py)."""
+
+    def __init__(self, config: FuzzConfig, report_dir: Path | None, path: Path):
+        from ..protocol.schema import cached_schema
+        self.report_dir = report_dir
+        self.side = "agent"
+        self.settings = {"side": "agent", "argv": list(config.argv), "schema": cached_schema(config.schema_path),
+                         "strict": config.strict, "no_redact": False}
+        self.file = path
+        self.findings: list[Finding] = []
+        self.bound: dict[str, list[str]] = {}
+        self.skipped: dict[str, str] = {}
+        self.errors: dict[str, str] = {}
+        self.transcripts: dict[str, str] = {}
+        self.agent_init = None
+
+    def add(self, scn, result, findings: list[Finding], outcome: tuple[str, str, str]) -> None:
+        if self.report_dir is None:
+            return
+        import re
+
+        from ..report.redact import redact_outcome, transcript_jsonl
+        test = f"{self.file.name}::{scn.name}"
+        redact_outcome(findings, result, result.transcript.frames)
+        for f in findings:
+            f.test = test
+        self.findings.extend(findings)
+        for r in scn.rules:
+            self.bound.setdefault(r, []).append(test)
+        if outcome[1] == "skipped":
+            self.skipped[test] = outcome[2]
+        if result.error or result.harness_error:
+            self.errors[test] = result.harness_error or result.error
+        self.agent_init = self.agent_init or result.agent_init
+        d = self.report_dir / "transcripts"
+        d.mkdir(parents=True, exist_ok=True)
+        out = d / (re.sub(r"[^A-Za-z0-9_.-]+", "_", test)[:150] + ".jsonl")
+        out.write_text(transcript_jsonl(result.transcript.frames, redact=True), encoding="utf-8")
+        self.transcripts[test] = str(out)
+
+    def write(self) -> Path | None:
+        if self.report_dir is None:
+            return None
+        from ..report.write import write_reports
+        from ..rules.catalog import load_not_observable
+        from ..rules.monitors import checked_on
+        from ..rules.verdicts import compute
+        verdict = compute(load_catalog(), self.findings, set(checked_on("agent")), self.bound, self.skipped,
+                          strict=self.settings["strict"], side="agent", not_observable=load_not_observable())
+        write_reports(self.report_dir, verdict, self)
+        return self.report_dir / "report.json"

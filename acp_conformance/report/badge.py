@@ -17,12 +17,27 @@ def badge(report: dict[str, Any]) -> dict[str, Any]:
     bad = len(v.get("blocking") or [])  # the rules that decide against conformance (fail, flaky, not-tested)
     waived = f" · {c['xfail']} waived" if c.get("xfail") else ""
     msg = (f"conformant · {exercised}{waived}" if ok else f"not conformant · {bad} blocking · {exercised}{waived}")
+    msg = reason_label(v) or msg  # a target the suite could not judge: why, not a count of rules
     return {"schemaVersion": 1, "label": _label(report), "message": msg, "color": "brightgreen" if ok else "red"}
 
 
 def _label(report: dict[str, Any]) -> str:
     """The revision judged: "ACP v2 Preview" for "ACP v2 Preview (2026-11-20)"."""
     return (report.get("spec") or {}).get("revision", "ACP v2").split(" (")[0]
+
+
+def reason_label(verdict: dict[str, Any]) -> str | None:
+    """A few words for a run that could not judge its target (verdict.reason_kind), for the badge and the
+    matrix: "not spoken (v1)", "not an ACP program", "blocked by authentication"; else None."""
+    kind = verdict.get("reason_kind")
+    if kind == "not-v2":
+        v = verdict.get("negotiated_version")
+        return f"not spoken (v{v})" if v is not None else "not spoken"
+    if kind == "not-acp":
+        return "not an ACP program"
+    if kind == "auth-blocked":
+        return "blocked by authentication"
+    return None
 
 
 def write_badge(path: Path, report: dict[str, Any]) -> Path:

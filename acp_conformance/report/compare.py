@@ -11,6 +11,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from .badge import reason_label
 from .statuses import ORDER, colour, label
 
 
@@ -44,8 +45,10 @@ def _looks_like_report(data: Any) -> bool:
 
 
 def _name(data: dict[str, Any], path: Path) -> str:
-    info = (data.get("target") or {}).get("info") or {}
-    n = info.get("name") or path.parent.name
+    target = data.get("target") or {}
+    info = target.get("info") or {}
+    # a target that never answered initialize with its info (a v1 agent, not ACP): its command, not "reports"
+    n = info.get("name") or (_short_command(target["command"]) if target.get("command") else path.parent.name)
     return f"{n} {info.get('version', '')}".strip()
 
 
@@ -97,7 +100,10 @@ def render_matrix(reports: list[tuple[Path, dict[str, Any]]], out: Path) -> str:
 
     head = "".join(f"<th class=impl data-col='{i}'><a href='{link(p)}' title='{html.escape((d.get('target') or {}).get('command') or '')}'>"
                    f"{html.escape(n)}</a><br><small class='v {'ok' if d['verdict'].get('conformant') else 'bad'}'>"
-                   f"{'CONFORMANT' if d['verdict'].get('conformant') else 'NOT CONFORMANT'}</small></th>"
+                   f"{'CONFORMANT' if d['verdict'].get('conformant') else 'NOT CONFORMANT'}</small>"
+                   + (f"<br><small class='v bad' title='{html.escape(d['verdict'].get('reason') or '')}'>"
+                      f"ACP v2: {html.escape(reason_label(d['verdict']))}</small>" if reason_label(d['verdict']) else "")
+                   + "</th>"
                    for i, (n, (p, d)) in enumerate(zip(names, reports)))
     counts_rows = []  # the rules each report checks, per status (report.json's verdict.counts)
     for s in ORDER:

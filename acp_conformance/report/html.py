@@ -88,7 +88,14 @@ def render(report: dict[str, Any], title: str = "ACP conformance report") -> str
             .replace("@@PROVEN@@", html.escape(proven))
             .replace("@@VCLASS@@", "ok" if v.get("conformant") else "bad")
             .replace("@@SUMMARY@@", html.escape(v.get("summary", "")))
+            .replace("@@BANNER@@", _banner(v))
             .replace("@@DATA@@", _script_json(data)))
+
+
+def _banner(verdict: dict[str, Any]) -> str:
+    """Why the run could not judge its target, or was cut short: the first thing the page says."""
+    lines = [verdict[k] for k in ("reason", "interrupted") if isinstance(verdict.get(k), str)]
+    return "".join(f'<p class="banner" id="reason">{html.escape(t)}</p>' for t in lines)
 
 
 def write_html_report(path: Path, report: dict[str, Any]) -> Path:
@@ -103,6 +110,7 @@ CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:0 1.5em 3em;color:#222}
 h1{margin:.6em 0 .2em} .verdict{font-size:1.6em;font-weight:700;padding:.3em .6em;border-radius:4px;display:inline-block;color:#fff}
 .verdict.ok{background:#2e7d32}.verdict.bad{background:#c62828} .proven{font-size:1.3em;font-weight:600;margin-left:.5em}
+.banner{font-size:1.2em;font-weight:600;border-left:6px solid #c62828;background:#fdecea;padding:.4em .8em}
 table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:2px 6px;text-align:left;vertical-align:top}
 .counts td{text-align:right}.st{color:#fff;border-radius:3px;padding:0 4px;font-size:12px;white-space:nowrap}
 tr.rule{scroll-margin-top:6em}  /* a rule jumped to is not hidden under the sticky filters */
@@ -290,6 +298,7 @@ PAGE = """<!DOCTYPE html>
 <body>
 <h1>@@TITLE@@</h1>
 <div class="verdict @@VCLASS@@" id="verdict">@@VERDICT@@</div> <span class="proven" id="coverage">@@PROVEN@@</span>
+@@BANNER@@
 <p id="summary">@@SUMMARY@@</p>
 <p class="mono" id="target"></p>
 <table class="counts" id="counts"></table>

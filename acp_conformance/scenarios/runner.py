@@ -47,6 +47,14 @@ class ScenarioAbort(Exception):
     """The scenario cannot go on; the message says why, for the report."""
 
 
+AUTH_REQUIRED = -32000  # ACP's auth_required error code (schema: ErrorCode)
+
+
+class AuthBlocked(ScenarioAbort):
+    """The agent requires authentication the suite cannot give: session/new answered auth_required (-32000)
+    without --acp-auth-method, or the login with it failed. The message names the methods it offers."""
+
+
 class ScenarioSkip(Exception):
     """The scenario does not apply to this target (a capability it needs is not advertised)."""
 
@@ -73,6 +81,7 @@ class RunResult:
     stderr: list[str] = field(default_factory=list)  # one text per connection
     endings: list[str] = field(default_factory=list)  # how each connection ended
     agent_init: dict[str, Any] | None = None  # the initialize result, if any
+    auth_blocked: str | None = None  # the scenario stopped at authentication (also in error); see AuthBlocked
 
     def __repr__(self) -> str:
         return f"RunResult({self.transcript!r}, error={self.error!r}, skipped={self.skipped!r})"
@@ -245,13 +254,17 @@ class Runner:
                                              f"({self.settings.test_timeout:g} s, --acp-test-timeout)")
                 except ScenarioSkip as e:
                     self.result.skipped = str(e)
+                except AuthBlocked as e:
+                    self.result.error = self.result.auth_blocked = str(e)
                 except ScenarioAbort as e:
                     self.result.error = str(e)
+                    self._blocked_by_auth()
                 except (WaitTimeout, TargetGone, TargetClosed) as e:
                     self.transcript.event(EV_TIMEOUT if isinstance(e, WaitTimeout) else EV_NOTE, what=str(e))
                     self.result.error = str(e)
                     if self.result.error_kind is None and isinstance(e, WaitTimeout):
                         self.result.error_kind = "timeout"
+                    self._blocked_by_auth()
                 except HarnessError as e:
                     self.result.harness_error = str(e)
                 finally:
@@ -323,11 +336,54 @@ class Runner:
                                     "the scenario needs an initialized connection")
             return
         if isinstance(p.result, dict):
+            v, asked = p.result.get("protocolVersion"), params.get("protocolVersion")
+            if _version(asked) is not None and asked >= 2 and _version(v) is not None and v < 2:
+                # an agent of an older protocol: what follows is v2 traffic it cannot serve (and would
+                # only time out on); the plugin reports the version as the run's verdict
+                raise ScenarioAbort(f"initialize negotiated protocol version {v}; the scenario needs version 2")
             self.result.agent_init = p.result
             self.vars["agent"] = p.result
             self._check_requires()
             if self.settings.auth_method:  # --acp-auth-method: log in before any session/new
-                await self._await(await self._send_request("auth/login", {"methodId": self.settings.auth_method}))
+                login = await self._await(await self._send_request("auth/login",
+                                                                   {"methodId": self.settings.auth_method}))
+                if login.error is not None:
+                    raise AuthBlocked(f"blocked by authentication: auth/login with methodId "
+                                      f"{self.settings.auth_method!r} failed: {_short(login.error)}; "
+                                      f"{self._auth_offer()}")
+
+    def _blocked_by_auth(self) -> None:
+        """The scenario could not go on after the agent answered auth_required (-32000): to a request, or as
+        the error of a turn that ended (a released agent checks its credentials at the first prompt)."""
+        for f in self.transcript.frames:
+            m = f.msg if f.direction == "received" and isinstance(f.msg, dict) else None
+            if m is None:
+                continue
+            err = m.get("error")
+            if "method" not in m and isinstance(err, dict) and err.get("code") == AUTH_REQUIRED:
+                what = f"a request was answered auth_required (-32000) (frame #{f.seq})"
+            else:
+                u = (m.get("params") or {}).get("update") if m.get("method") == "session/update" else None
+                err = u.get("error") if isinstance(u, dict) else None
+                if not (isinstance(err, dict) and err.get("code") == AUTH_REQUIRED):
+                    continue
+                what = f"a turn ended with error auth_required (-32000) (frame #{f.seq})"
+            how = (f" after auth/login with methodId {self.settings.auth_method!r}" if self.settings.auth_method
+                   else "")
+            self.result.auth_blocked = f"blocked by authentication: {what}{how}; {self._auth_offer()}"
+            return
+
+    def _auth_offer(self) -> str:
+        """The authMethods of the initialize result, as the user needs them to pick --acp-auth-method."""
+        methods = (self.result.agent_init or {}).get("authMethods")
+        offered = []
+        for m in methods if isinstance(methods, list) else []:
+            if isinstance(m, dict):
+                mid = m.get("methodId", m.get("id"))
+                offered.append(f"{mid} ({m['type']})" if isinstance(m.get("type"), str) else str(mid))
+        if not offered:
+            return "the agent offers no authMethods in its initialize result"
+        return f"the agent offers {', '.join(offered)}: give one with --acp-auth-method ID"
 
     def _check_requires(self) -> None:
         caps = (self.result.agent_init or {}).get("capabilities") or {}
@@ -354,6 +410,9 @@ class Runner:
         if p.error is not None or not isinstance(p.result, dict) or not isinstance(p.result.get("sessionId"), str):
             if a.get("expect") == "any":
                 return
+            if isinstance(p.error, dict) and p.error.get("code") == AUTH_REQUIRED and not self.settings.auth_method:
+                raise AuthBlocked(f"blocked by authentication: session/new was answered auth_required (-32000); "
+                                  f"{self._auth_offer()}")
             raise ScenarioAbort(f"{step.describe()}: session/new did not create a session: "
                                 f"{_short(p.error if p.error is not None else p.result)}")
         sid = p.result["sessionId"]
@@ -645,3 +704,8 @@ def _text(value: Any) -> str:
 def _short(value: Any, limit: int = 300) -> str:
     s = json.dumps(value, ensure_ascii=False)
     return s if len(s) <= limit else s[:limit] + "..."
+
+
+def _version(v: Any) -> int | None:
+    """A protocol version: an integer (a bool is not one)."""
+    return v if isinstance(v, int) and not isinstance(v, bool) else None

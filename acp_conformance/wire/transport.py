@@ -27,6 +27,11 @@ from .transcript import (EV_EOF, EV_EXIT, EV_START, EV_STDIN_CLOSED, Frame,
 READ_CHUNK = 1 << 16
 # inherited by everything the target starts: the sweep after the ladder finds escaped descendants by it
 TAG_VAR = "ACP_CONFORMANCE_TARGET"
+# one id per suite run, in the environment of the run's processes (xdist workers too): a signal's sweep
+# finds by it the targets of workers that died before they could shut their own down
+RUN_VAR = "ACP_CONFORMANCE_RUN"
+# targets this process started and has not shut down yet: tag -> pid (= process group)
+_LIVE: dict[str, int] = {}
 
 
 class TargetError(Exception):
@@ -87,6 +92,32 @@ def kill_tagged(tag: str, proc: Path = Path("/proc")) -> int:
     Only processes of our own user are readable, which is all a target can start.
     """
     needle = f"{TAG_VAR}={tag}".encode()
+    return _kill_matching(lambda env: needle in env, proc)
+
+
+def kill_run(run_id: str, proc: Path = Path("/proc")) -> int:
+    """SIGKILL every target process (and descendant) of the suite run ``run_id``: those whose environment
+    carries both ``RUN_VAR=run_id`` and a ``TAG_VAR``; the run's own processes carry no ``TAG_VAR``."""
+    run = f"{RUN_VAR}={run_id}".encode()
+    tag = f"{TAG_VAR}=".encode()
+    return _kill_matching(lambda env: run in env and any(e.startswith(tag) for e in env), proc)
+
+
+def kill_live_targets() -> int:
+    """SIGKILL, at once and without awaiting anything, every target this process started and has not shut
+    down, with its group and tagged descendants (what a signal handler does before the run unwinds)."""
+    killed = 0
+    for tag, pid in list(_LIVE.items()):
+        try:
+            os.killpg(pid, signal.SIGKILL)
+            killed += 1
+        except (ProcessLookupError, PermissionError):
+            pass
+        killed += kill_tagged(tag)
+    return killed
+
+
+def _kill_matching(match: Callable[[list[bytes]], bool], proc: Path) -> int:
     killed = 0
     try:
         entries = [e for e in os.listdir(proc) if e.isdigit()]
@@ -98,7 +129,7 @@ def kill_tagged(tag: str, proc: Path = Path("/proc")) -> int:
                 environ = f.read()
         except OSError:  # gone meanwhile, or not ours
             continue
-        if needle in environ.split(b"\0"):
+        if match(environ.split(b"\0")):
             try:
                 os.kill(int(pid), signal.SIGKILL)
                 killed += 1
@@ -153,6 +184,7 @@ class Transport:
             raise TargetError(f"could not start the target: {self.argv[0]!r} is not executable") from None
         except OSError as e:
             raise TargetError(f"could not start the target ({self.command_line}): {e}") from None
+        _LIVE[self.tag] = self.process.pid
         self.transcript.event(EV_START, argv=self.argv, cwd=self.cwd, pid=self.process.pid)
 
     def adopt(self, transcript: Transcript) -> None:
@@ -166,6 +198,7 @@ class Transport:
         """Kill a process started ahead that is not used (its output was never read)."""
         self._signal_group(signal.SIGKILL)
         kill_tagged(self.tag)
+        _LIVE.pop(self.tag, None)
         if self.process is not None:
             with anyio.move_on_after(5):
                 await self.process.aclose()
@@ -306,6 +339,7 @@ class Transport:
         # grandchildren that stayed in the group, and those that left it
         self._signal_group(signal.SIGKILL)
         kill_tagged(self.tag)
+        _LIVE.pop(self.tag, None)
         with anyio.move_on_after(grace):
             await self.eof.wait()
         for stream in (self.process.stdout, self.process.stderr):

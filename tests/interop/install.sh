@@ -2,6 +2,7 @@
 # Install the interop targets' SDKs from the public registries (idempotent):
 #   * npm  @agentclientprotocol/sdk@2.4.0 (pinned by ts/package-lock.json) -> tests/interop/ts/node_modules
 #   * PyPI agent-client-protocol==1.0.0rc3                                   -> tests/interop/.venv
+#   * npm  @agentclientprotocol/claude-agent-acp@0.101.0, codex-acp@2.6.0    -> tests/interop/adapters/node_modules
 # Exits non-zero with a message naming what failed (no node/npm, no python, a registry unreachable).
 # Used by tests/test_interop.py (which skips when this fails) and by .ci/run.
 set -uo pipefail
@@ -26,6 +27,22 @@ elif (cd "$here/ts" && timeout 240 npm ci --no-audit --no-fund --loglevel=error)
     echo "interop install: installed @agentclientprotocol/sdk@$TS_VERSION"
 else
     fail "npm ci failed in tests/interop/ts (is the npm registry reachable? npm config get registry: $(npm config get registry 2>/dev/null))"
+fi
+
+# -- the released v2 adapters (claude-agent-acp, codex-acp) ----------------------------------------
+adapters_installed() {
+    node -e 'for (const [n, v] of [["claude-agent-acp", "0.101.0"], ["codex-acp", "2.6.0"]]) {
+               const p = require(process.argv[1] + "/" + n + "/package.json"); if (p.version !== v) process.exit(1) }' \
+        "$here/adapters/node_modules/@agentclientprotocol" 2>/dev/null
+}
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+    fail "node/npm not found on PATH; the adapters need Node >= 20"
+elif adapters_installed; then
+    echo "interop install: claude-agent-acp@0.101.0 and codex-acp@2.6.0 already installed"
+elif (cd "$here/adapters" && timeout 600 npm ci --no-audit --no-fund --loglevel=error); then
+    echo "interop install: installed claude-agent-acp@0.101.0 and codex-acp@2.6.0"
+else
+    fail "npm ci failed in tests/interop/adapters (is the npm registry reachable?)"
 fi
 
 # -- Python SDK --------------------------------------------------------------------------------

@@ -252,6 +252,10 @@ class CancelMonitor(ConnMonitor):
                 self.untested("CANCEL-001", f"{where}: the work ended {secs(dt)} later with an idle that carries no "
                               "stopReason, so whether it was cancelled is not reported (PROMPT-013 judges the "
                               "missing stopReason).", fr([first, cm]))
+            elif sr == "error" and _auth_required(first):
+                self.untested("CANCEL-001", f"{where}: the work ended {secs(dt)} later with error auth_required "
+                              "(-32000): the agent requires authentication, so the cancel cannot be judged.",
+                              fr([first, cm]))
             elif sr == "error":
                 self.failed("CANCEL-001", f"{where}: the work ended {secs(dt)} later with stopReason \"error\" "
                             "instead of \"cancelled\".", fr([first, cm]))
@@ -274,7 +278,9 @@ class CancelMonitor(ConnMonitor):
                 self.untested("CANCEL-001", msg + " Too short to judge.", fr([cm]))
         # CANCEL-002
         bad = False
-        err_idles = [i for i in c.other_idles if i.msg["params"]["update"].get("stopReason") == "error"]
+        # an auth_required error ends the work whatever the cancel does (a released agent without credentials)
+        err_idles = [i for i in c.other_idles if i.msg["params"]["update"].get("stopReason") == "error"
+                     and not _auth_required(i)]
         if err_idles:
             bad = True
             e = err_idles[0]
@@ -308,3 +314,9 @@ class CancelMonitor(ConnMonitor):
                 self.pass_few("CANCEL-003", f"{where}: no update for the cancelled work's {len(c.work.ids)} "
                               f"message/tool-call id(s) followed the cancelled idle at t={c.idle.t:.2f} until "
                               f"{until}.", [c.idle, cm])
+
+
+def _auth_required(idle) -> bool:
+    """An idle whose error is auth_required (-32000): the turn failed for want of authentication."""
+    err = idle.msg["params"]["update"].get("error")
+    return isinstance(err, dict) and err.get("code") == -32000

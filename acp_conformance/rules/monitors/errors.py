@@ -20,6 +20,7 @@ from ._common import (UNPARSED, ConnLog, ConnMonitor, Msg, fr, id_key, is_abs_pa
 SCOPED = ("session/prompt", "session/set_config_option", "session/resume")
 SUBORDINATE = ("tool_call/cancel", "terminal/cancel")
 NOT_FOUND = -32002
+AUTH_REQUIRED = -32000  # ACP auth_required
 
 
 def _well_formed(method: str, p: dict[str, Any]) -> bool:
@@ -170,6 +171,11 @@ class SessionErrorMonitor(ConnMonitor):
             elif code == -32601 and rq.method == "session/set_config_option" and not self.config_offered:
                 self.noted("ERR-001", f"{label} got -32601: the agent advertised no config options, so it need "
                            "not support session/set_config_option at all.", frames)
+            elif code == AUTH_REQUIRED:
+                # an agent that requires authentication before any session work may say so first: the
+                # session lookup is never reached (codex-acp 2.6.0 without credentials)
+                self.noted("ERR-001", f"{label} got auth_required (-32000): the agent requires authentication "
+                           "before it looks the session up; not judged.", frames)
             elif _well_formed(rq.method, rq.params):
                 self.failed("ERR-001", f"{label} got error {js(code)} instead of -32002.", frames)
             else:

@@ -67,6 +67,9 @@ class SessionAuthMonitor(ConnMonitor):
             p = req.params if isinstance(req.params, dict) else {}
             label = f"{m.method} (t={req.t:.2f})"
             if m.method == "initialize" and isinstance(m.result, dict):
+                v = m.result.get("protocolVersion")
+                if isinstance(v, int) and not isinstance(v, bool) and v < 2:
+                    continue  # a v1 answer (an agent of both versions asked for 1): v1's auth shapes, not judged
                 self.inits += 1
                 am = m.result.get("authMethods")
                 methods = am if isinstance(am, list) else []

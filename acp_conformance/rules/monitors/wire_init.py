@@ -181,6 +181,12 @@ class InitShapeMonitor(ConnMonitor):
         v = res.get("protocolVersion")
         if not _is_int(v) or not 0 <= v <= 65535:
             problems.append(f"protocolVersion is {js(v if 'protocolVersion' in res else '<missing>')}")
+        elif v < 2:
+            # an agent that also speaks v1, asked for 1, answers in v1's shape (agentInfo, agentCapabilities):
+            # the v2 result shape does not bind that answer (INIT-001/002 judge the version itself)
+            self.noted("INIT-005", f"{label} negotiated protocol version {v}; its shape is that version's, "
+                                   "not judged against v2's.", fr([m]))
+            return
         info = res.get("info")
         if not isinstance(info, dict):
             problems.append(f"info is {js(info if 'info' in res else '<missing>')}, not an object")

@@ -1,0 +1,90 @@
+"""Stopping on a signal: SIGTERM (what a CI timeout sends) and SIGHUP (a closed terminal) kill every
+target process at once, then unwind the run like Ctrl-C, so that the partial report is written and
+the exit status is 128 + the signal's number. SIGINT keeps Python's own handler (asyncio cancels the
+running test gracefully on it); the sweep at the end of the run catches what it might leave.
+
+The targets run in sessions of their own (so that the shutdown ladder reaches their descendants),
+which also means a signal to the suite's process group never reaches them: without this, a CI
+timeout leaves every target running. Killing them first, synchronously, is what makes the unwinding
+safe: nothing then waits on a target that ignores stdin EOF or SIGTERM.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import uuid
+from typing import Callable
+
+from .wire.transport import RUN_VAR, kill_live_targets, kill_run
+
+SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+class Interrupted(KeyboardInterrupt):
+    """Raised by the handler: a KeyboardInterrupt, so that pytest and anyio unwind as for Ctrl-C."""
+
+    def __init__(self, signum: int):
+        super().__init__(f"stopped by {signal.Signals(signum).name}")
+        self.signum = signum
+
+
+class SignalGuard:
+    """Installs the handlers (in the main thread only) and remembers the first signal received.
+
+    ``run_id`` marks the run's processes (RUN_VAR, inherited by xdist workers and the targets); the
+    process that owns the run sweeps the targets of all of them by it.
+    """
+
+    def __init__(self, *, owner: bool, on_signal: Callable[[int], None] | None = None):
+        self.owner = owner
+        self.on_signal = on_signal
+        self.signum: int | None = None
+        self._previous: dict[int, object] = {}
+        self._env_before: str | None = None
+        self.run_id = os.environ.get(RUN_VAR) if not owner else uuid.uuid4().hex
+
+    def install(self) -> "SignalGuard":
+        if self.owner:
+            self._env_before = os.environ.get(RUN_VAR)
+            os.environ[RUN_VAR] = self.run_id
+        if threading.current_thread() is threading.main_thread():
+            for sig in SIGNALS:
+                try:
+                    self._previous[sig] = signal.signal(sig, self._handle)
+                except (ValueError, OSError):  # pragma: no cover - a platform without the signal
+                    pass
+        return self
+
+    def sweep(self) -> None:
+        """Kill whatever target is still running (this process's, and with the owner, the whole run's)."""
+        kill_live_targets()
+        if self.owner and self.run_id:
+            kill_run(self.run_id)
+
+    def uninstall(self) -> None:
+        for sig, handler in self._previous.items():
+            try:
+                signal.signal(sig, handler)
+            except (ValueError, OSError, TypeError):  # pragma: no cover
+                pass
+        self._previous.clear()
+        if self.owner:
+            if self._env_before is None:
+                os.environ.pop(RUN_VAR, None)
+            else:
+                os.environ[RUN_VAR] = self._env_before
+
+    @property
+    def exit_status(self) -> int | None:
+        return None if self.signum is None else 128 + self.signum
+
+    def _handle(self, signum: int, frame) -> None:
+        self.sweep()
+        if self.signum is not None:
+            return  # a second signal while the run unwinds: the targets are dead again, the report is being written
+        self.signum = signum
+        if self.on_signal is not None:
+            self.on_signal(signum)
+        raise Interrupted(signum)

@@ -1,0 +1,107 @@
+"""What the first exchange of a test says about the target as a whole: it is not an ACP program (it
+echoed the suite's request, printed non-JSON, exited or never answered), or it speaks another protocol
+version. Either way no rule can be judged on it, so the run stops with one sentence instead of judging
+(and failing, or worse passing) every rule on noise.
+
+Reads frames only. The agent side: the suite's first request on the first connection; a test that does
+not open with initialize says nothing here (it may be about what comes before initialize).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..wire.transcript import EV_EXIT, EV_STDIN_CLOSED, EVENT, RECEIVED, SENT, Frame
+
+NOT_ACP = "not-acp"
+NOT_V2 = "not-v2"
+
+
+@dataclass
+class FirstContact:
+    kind: str  # NOT_ACP or NOT_V2
+    sentence: str  # the verdict, one sentence for the user
+    frame: Frame | None  # the frame that shows it (None: nothing arrived)
+    version: Any = None  # NOT_V2: the protocolVersion the target answered
+
+
+def _is_response(msg: Any) -> bool:
+    return isinstance(msg, dict) and "method" not in msg and "id" in msg and ("result" in msg or "error" in msg)
+
+
+def _short(raw: bytes, limit: int = 80) -> str:
+    text = raw.decode("utf-8", "replace").strip()
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def judge_agent(frames: list[Frame], waited: float, side: str = "agent") -> FirstContact | None:
+    """The first connection of one test, when it opened with initialize: None if the target answered it as
+    an ACP v2 peer (whatever else it got wrong), else why not. ``waited``: the seconds the suite waited for
+    the first answer (its startup timeout)."""
+    sent = [f for f in frames if f.direction == SENT and isinstance(f.msg, dict)]
+    if not sent or sent[0].msg.get("method") != "initialize" or "id" not in sent[0].msg:
+        return None
+    first, conn = sent[0], sent[0].conn
+    asked = (first.msg.get("params") or {}).get("protocolVersion") if isinstance(first.msg.get("params"), dict) else None
+    seen_sent: list[Any] = []
+    non_json: Frame | None = None
+    exited: Frame | None = None
+    closed = False  # the suite closed stdin (its shutdown): an exit after that is ours, not the target's
+    for f in frames:
+        if f.conn != conn:
+            continue
+        if f.direction == SENT:
+            seen_sent.append(f.msg)
+            continue
+        if f.direction == EVENT:
+            closed = closed or f.event == EV_STDIN_CLOSED
+            if f.event == EV_EXIT and exited is None and not closed:
+                exited = f
+            continue
+        if f.direction != RECEIVED:
+            continue
+        if f.problem is not None:
+            non_json = non_json or f
+            continue
+        if non_json is None and f.msg in seen_sent:
+            return FirstContact(NOT_ACP, f"not an ACP {side}: it echoed the suite's request back on stdout "
+                                         f"(frame #{f.seq} repeats frame #{first.seq}, like cat)", f)
+        if _is_response(f.msg) and f.msg.get("id") == first.msg["id"]:
+            return _negotiated(f, asked, side)
+        if _is_response(f.msg):
+            return None  # it answers JSON-RPC: an ACP program, judged by the rules
+    if non_json is not None:
+        return FirstContact(NOT_ACP, f"not an ACP {side}: it printed non-JSON on stdout before any response: "
+                                     f"{_short(non_json.raw)!r}", non_json)
+    if exited is not None:
+        status = (exited.detail or {}).get("status") or "exited"
+        return FirstContact(NOT_ACP, f"not an ACP {side}: it ended ({status}) before answering initialize", exited)
+    return FirstContact(NOT_ACP, f"not an ACP {side}: it never answered initialize within {waited:g} s", None)
+
+
+def _negotiated(response: Frame, asked: Any, side: str) -> FirstContact | None:
+    """The answer to an initialize that asked for 2 or later: another version than 2 below the one asked
+    is a target of another protocol version (the negotiation rules judge an answer above it)."""
+    result = response.msg.get("result")
+    if not isinstance(result, dict) or not isinstance(asked, int) or isinstance(asked, bool) or asked < 2:
+        return None
+    v = result.get("protocolVersion")
+    if isinstance(v, int) and not isinstance(v, bool) and v < 2:
+        return FirstContact(NOT_V2, f"the {side} speaks ACP protocol version {v}; this suite judges version 2",
+                            response, v)
+    return None
+
+
+def judge_client(frames: list[Frame]) -> FirstContact | None:
+    """The client's first initialize request of the test: a client asks for its latest version, so one that
+    asks for a version below 2 does not speak v2. None when it asked for 2 or later (or sent none)."""
+    for f in frames:
+        if f.direction == RECEIVED and isinstance(f.msg, dict) and f.msg.get("method") == "initialize":
+            params = f.msg.get("params")
+            v = params.get("protocolVersion") if isinstance(params, dict) else None
+            if isinstance(v, int) and not isinstance(v, bool) and v < 2:
+                return FirstContact(NOT_V2, f"the client speaks ACP protocol version {v}; this suite judges version 2",
+                                    f, v)
+            return None
+    return None
