@@ -754,7 +754,10 @@ class ReferenceAgent:
         session = LiveSession(self.new_session_record(cwd))
         self.save(session)
         self.sessions[session.id] = session
-        self.respond(ctx, {"sessionId": session.id, "configOptions": self.config_options(session.record)})
+        self.respond(ctx, self.new_session_result(session))
+
+    def new_session_result(self, session: LiveSession) -> dict:
+        return {"sessionId": session.id, "configOptions": self.config_options(session.record)}
 
     @staticmethod
     def encode_cursor(offset: int) -> str:

@@ -71,13 +71,8 @@ class AltAgent(ReferenceAgent):
     def capabilities(self) -> dict:
         return {"session": {}}
 
-    def handle_session_new(self, ctx: Ctx, params: dict) -> None:
-        cwd = self.require_abs_path(params, "cwd")
-        self.check_session_setup(params)
-        session = LiveSession(self.new_session_record(cwd))
-        self.save(session)
-        self.sessions[session.id] = session
-        self.respond(ctx, {"sessionId": session.id})
+    def new_session_result(self, session: LiveSession) -> dict:
+        return {"sessionId": session.id}  # no configOptions: it has none
 
     def resume_result(self, session: LiveSession) -> dict:
         return {}

@@ -7,28 +7,23 @@ never does here (no credentials). Everything before a session (initialize, the w
 
 from __future__ import annotations
 
+import os
 import sys
 
-from acp_conformance.reference.agent import INVALID_PARAMS, ReferenceAgent, main
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "mutants"))
+
+from agent_mutants_session import _WithAuth  # noqa: E402  (lists an auth method, serves auth/login and logout)
+
+from acp_conformance.reference.agent import main  # noqa: E402
 
 AUTH_REQUIRED = -32000  # ACP's auth_required
 
 
-class AuthAgent(ReferenceAgent):
-    REQUESTS = {**ReferenceAgent.REQUESTS, "auth/login": "handle_auth_login", "auth/logout": "handle_auth_logout"}
+class AuthAgent(_WithAuth):
     AUTH_METHODS = [{"type": "agent", "methodId": "vendor-login", "name": "Vendor login"}]
 
-    def initialize_result(self, version):
-        return dict(super().initialize_result(version), authMethods=[dict(a) for a in self.AUTH_METHODS])
-
-    def handle_auth_login(self, ctx, params):
-        if params.get("methodId") not in [a["methodId"] for a in self.AUTH_METHODS]:
-            self.respond_error(ctx, INVALID_PARAMS, "unknown methodId")
-            return
+    def log_in(self, ctx):
         self.respond_error(ctx, AUTH_REQUIRED, "Authentication required: no credentials on this machine")
-
-    def handle_auth_logout(self, ctx, params):
-        self.respond(ctx, {})
 
     def handle_session_new(self, ctx, params):
         self.respond_error(ctx, AUTH_REQUIRED, "Authentication required")
