@@ -17,7 +17,7 @@ import threading
 import uuid
 from typing import Callable
 
-from .wire.transport import RUN_VAR, kill_live_targets, kill_run
+from .wire.transport import RUN_VAR, kill_live_targets, kill_run, resume_starts, stop_all
 
 SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
@@ -70,6 +70,7 @@ class SignalGuard:
             except (ValueError, OSError, TypeError):  # pragma: no cover
                 pass
         self._previous.clear()
+        resume_starts()  # a process that goes on (a test calling the CLI in-process) may start targets again
         if self.owner:
             if self._env_before is None:
                 os.environ.pop(RUN_VAR, None)
@@ -80,7 +81,14 @@ class SignalGuard:
     def exit_status(self) -> int | None:
         return None if self.signum is None else 128 + self.signum
 
+    def raise_if_stopped(self) -> None:
+        """Raise again what the handler raised: a raise that landed where Python swallows exceptions (a
+        finalizer, a callback run by the garbage collector) must not let the run go on to the next test."""
+        if self.signum is not None:
+            raise Interrupted(self.signum)
+
     def _handle(self, signum: int, frame) -> None:
+        stop_all(f"the run was stopped by {signal.Signals(signum).name}")
         self.sweep()
         if self.signum is not None:
             return  # a second signal while the run unwinds: the targets are dead again, the report is being written

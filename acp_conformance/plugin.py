@@ -615,6 +615,13 @@ def _explain(state: SuiteState, failures: list[Finding], result, frames: list[Fr
     return "\n".join(lines)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    state = item.config.stash.get(STATE, None)
+    if state is not None and state.guard is not None:
+        state.guard.raise_if_stopped()  # a signal whose raise was swallowed still stops the run here
+
+
 # -- collecting results (runs on the controller, also under xdist) ------------------------------
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
@@ -743,7 +750,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
     elif state.auth_blocked:
         tr.line(f"acp-conformance: {_auth_reason(state)}", bold=True, red=True)
     tr.line(_verdict_line(state), bold=True, green=v.conformant, red=not v.conformant)
-    if not v.conformant and not tr.stats.get("failed") and not tr.stats.get("error"):
+    stopped = state.guard.exit_status if state.guard is not None else None
+    if stopped is not None:
+        tr.line(f"the run was stopped by {_signal_name(stopped - 128)}: the tests not run are not-tested; "
+                f"exit status {stopped}", bold=True, red=True)
+    elif not v.conformant and not tr.stats.get("failed") and not tr.stats.get("error"):
         # pytest's closing line would read "N passed": make it carry the verdict, so nobody reads a pass
         tr.stats.setdefault("blocking rules (not conformant)", []).extend(v.blocking_failures)
         cause = ("never reached (inconclusive)" if v.inconclusive and len(v.inconclusive) == len(v.blocking_failures)

@@ -32,6 +32,20 @@ TAG_VAR = "ACP_CONFORMANCE_TARGET"
 RUN_VAR = "ACP_CONFORMANCE_RUN"
 # targets this process started and has not shut down yet: tag -> pid (= process group)
 _LIVE: dict[str, int] = {}
+# set by a signal's sweep (interruption.py): no target starts any more, and shutting one down waits for nothing
+_STOPPING: list[str] = []
+
+
+def stop_all(why: str) -> int:
+    """Kill every live target of this process at once and refuse to start new ones: the run is being
+    interrupted, and nothing in its unwinding may wait on a target (the signal handler calls this)."""
+    if not _STOPPING:
+        _STOPPING.append(why)
+    return kill_live_targets()
+
+
+def resume_starts() -> None:
+    _STOPPING.clear()
 
 
 class TargetError(Exception):
@@ -173,6 +187,8 @@ class Transport:
         if self.env:
             env.update(self.env)
         env[TAG_VAR] = self.tag
+        if _STOPPING:  # unwind as for Ctrl-C: no driver may take this for the target's failure
+            raise KeyboardInterrupt(_STOPPING[0])
         try:
             self.process = await anyio.open_process(
                 self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -322,6 +338,11 @@ class Transport:
         """
         if self.process is None:
             return "never started"
+        if _STOPPING:  # the run is interrupted: the sweep has killed the group; waiting could only hang
+            self._signal_group(signal.SIGKILL)
+            kill_tagged(self.tag)
+            _LIVE.pop(self.tag, None)
+            return f"killed with SIGKILL ({_STOPPING[0]})"
         await self.close_stdin()
         how = "exited after stdin was closed"
         with anyio.move_on_after(grace):
