@@ -17,20 +17,21 @@ run may take and how often a test is tried stays apart from what a test judges.
 
 from __future__ import annotations
 
-import json
 import time
+from dataclasses import replace
 
 import pytest
 from _pytest.runner import runtestprotocol
 
-from .rules.findings import FAIL, FLAKY
+from .rules.findings import FAIL, FLAKY, Finding
 
-FINDINGS_KEY = "acp_findings"  # the same key as plugin.py: findings travel in user_properties
 BUDGET_KEY = "acp_budget_skipped"
 FLAKY_KEY = "acp_flaky"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    # parsed and applied with every other option (plugin/options.py: RunConfig), so that a non-number is our
+    # usage error (exit 2) and the timeouts are scaled once
     group = parser.getgroup("acp-conformance", "ACP conformance suite")
     group.addoption("--acp-timeout-multiplier", dest="acp_timeout_multiplier", default=1.0,
                     metavar="F", help="scale every timeout (response, startup, test) by F for slow agents")
@@ -41,16 +42,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="rerun a failed test once, alone; one that then passes is reported flaky")
 
 
-def _number(v) -> float:
-    try:
-        return float(v)
-    except (TypeError, ValueError):
-        return float("nan")
+def _state(config: pytest.Config | None):
+    from .plugin.state import suite_state
+    return suite_state(config)
 
 
-def _state(config: pytest.Config):
-    from .plugin import STATE
-    return config.stash.get(STATE, None)
+class _Recorder:
+    """On the controller: the tests the budget skipped and those that were flaky, for the summary."""
+
+    def __init__(self, state):
+        self.state = state
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        state = self.state
+        for key, value in report.user_properties:
+            if key == BUDGET_KEY and report.nodeid not in state.budget_skipped:
+                state.budget_skipped.append(report.nodeid)
+            elif key == FLAKY_KEY and report.nodeid not in [n for n, _ in state.flaky]:
+                state.flaky.append((report.nodeid, value))
 
 
 @pytest.hookimpl(trylast=True)
@@ -58,41 +68,26 @@ def pytest_configure(config: pytest.Config) -> None:
     state = _state(config)
     if state is None:
         return
-    # parsed here, not by argparse, so that a non-number is our usage error (exit 2)
-    m_raw, budget_raw = config.getoption("acp_timeout_multiplier"), config.getoption("acp_budget")
-    m = _number(m_raw)
-    budget = None if budget_raw is None else _number(budget_raw)
-    if not m > 0 or m == float("inf"):
-        pytest.exit(f"acp-conformance: --acp-timeout-multiplier must be a positive number (got {m_raw!r})", returncode=2)
-    if budget is not None and not budget > 0:
-        pytest.exit(f"acp-conformance: --acp-budget must be a positive number of seconds (got {budget_raw!r})",
-                    returncode=2)
-    s = state.settings
-    for key in ("timeout", "startup_timeout", "test_timeout"):
-        if key in s:
-            s[key] = float(s[key]) * m
-    s["timeout_multiplier"] = m
     # workers of pytest-xdist start later than the controller; the controller's start time travels
     # to them in workerinput, so that the budget is one budget for the whole run
     winput = getattr(config, "workerinput", None)
     start = winput.get("acp_run_started") if winput else None
     state.run_started = float(start) if start is not None else time.time()
-    state.budget = budget
-    state.budget_skipped = []
-    state.flaky = []
+    if winput is None:
+        config.pluginmanager.register(_Recorder(state), "acp-run-control-recorder")
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node) -> None:  # xdist controller: hand the run's start time to each worker
     state = _state(node.config)
     if state is not None:
-        node.workerinput["acp_run_started"] = getattr(state, "run_started", time.time())
+        node.workerinput["acp_run_started"] = state.run_started
 
 
 def _remaining(state) -> float | None:
-    if getattr(state, "budget", None) is None:
+    if state.run.budget is None:
         return None
-    return state.budget - (time.time() - state.run_started)
+    return state.run.budget - (time.time() - state.run_started)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
@@ -103,7 +98,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     if left is None:
         return
     if left <= 0:
-        reason = f"the run's budget of {state.budget:g} s (--acp-budget) was spent before this test started"
+        reason = f"the run's budget of {state.run.budget:g} s (--acp-budget) was spent before this test started"
         item.user_properties.append((BUDGET_KEY, reason))
         pytest.skip(reason)
 
@@ -120,47 +115,44 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem) -> bool | None:
     if not any(r.failed for r in first):
         reports = first
     else:
-        failed_findings = _blocking_findings(first)
+        failed_findings = _failed_findings(first)
         item.user_properties[:] = props_before  # the rerun records its own findings
+        if hasattr(item, "acp_outcome"):
+            item.acp_outcome = None
         reports = runtestprotocol(item, nextitem=nextitem, log=False)
         if not any(r.failed for r in reports):
-            _mark_flaky(item, reports, first, failed_findings)
+            _mark_flaky(reports, first, failed_findings)
     for r in reports:
         ihook.pytest_runtest_logreport(report=r)
     ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
     return True
 
 
-def _blocking_findings(reports) -> list[dict]:
+def _failed_findings(reports) -> list[Finding]:
+    from .plugin.outcome import reported
     out = []
     for r in reports:
-        if r.when != "call":
-            continue
-        for key, value in r.user_properties:
-            if key == FINDINGS_KEY:
-                out.extend(d for d in json.loads(value) if d.get("status") == FAIL)
+        outcome = reported(r) if r.when == "call" else None
+        if outcome is not None:
+            out.extend(f for f in outcome.findings if f.status == FAIL)
     return out
 
 
-def _mark_flaky(item: pytest.Item, reports, first, failed_findings: list[dict]) -> None:
+def _mark_flaky(reports, first, failed_findings: list[Finding]) -> None:
     """The rerun passed: keep its findings, and add a flaky finding for every rule that failed first."""
+    from .plugin.outcome import reported
     first_call = next((r for r in first if r.failed), first[-1])
     why = first_call.longreprtext.strip().splitlines()
     summary = why[0] if why else "failed"
-    flaky = []
-    for d in failed_findings:
-        flaky.append({**d, "status": FLAKY,
-                      "message": f"failed on the first run, passed when rerun alone: {d.get('message', '')}"})
+    flaky = [replace(f, status=FLAKY, message=f"failed on the first run, passed when rerun alone: {f.message}")
+             for f in failed_findings]
     for r in reports:
         if r.when != "call":
             continue
-        props = []
-        for key, value in r.user_properties:
-            if key == FINDINGS_KEY:
-                value = json.dumps(json.loads(value) + flaky)
-            props.append((key, value))
-        props.append((FLAKY_KEY, summary[:500]))
-        r.user_properties = props
+        outcome = reported(r)
+        if outcome is not None:
+            r.acp_outcome = outcome.with_flaky(flaky)
+        r.user_properties.append((FLAKY_KEY, summary[:500]))
 
 
 def pytest_report_teststatus(report, config):
@@ -171,30 +163,16 @@ def pytest_report_teststatus(report, config):
     return None
 
 
-@pytest.hookimpl(trylast=True)
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    from .plugin import _CONFIG
-    config = _CONFIG.get("config")
-    state = _state(config) if config else None
-    if state is None or hasattr(config, "workerinput"):
-        return
-    for key, value in report.user_properties:
-        if key == BUDGET_KEY and report.nodeid not in state.budget_skipped:
-            state.budget_skipped.append(report.nodeid)
-        elif key == FLAKY_KEY and report.nodeid not in [n for n, _ in state.flaky]:
-            state.flaky.append((report.nodeid, value))
-
-
 def pytest_report_header(config: pytest.Config):
     state = _state(config)
-    if state is None or getattr(state, "budget", "unset") == "unset":
+    if state is None:
         return None
-    s = state.settings
-    m = s.get("timeout_multiplier", 1.0)
-    line = (f"acp-conformance: timeouts response {s['timeout']:g} s, startup {s['startup_timeout']:g} s, "
-            f"test {s['test_timeout']:g} s" + (f" (x{m:g})" if m != 1.0 else ""))
-    if state.budget is not None:
-        line += f"; run budget {state.budget:g} s"
+    r = state.run
+    m = r.timeout_multiplier
+    line = (f"acp-conformance: timeouts response {r.timeout:g} s, startup {r.startup_timeout:g} s, "
+            f"test {r.test_timeout:g} s" + (f" (x{m:g})" if m != 1.0 else ""))
+    if r.budget is not None:
+        line += f"; run budget {r.budget:g} s"
     return [line]
 
 
@@ -203,8 +181,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
     if state is None:
         return
     tr = terminalreporter
-    if getattr(state, "budget_skipped", None):
-        tr.line(f"acp-conformance: the budget of {state.budget:g} s was spent: {len(state.budget_skipped)} "
+    if state.budget_skipped:
+        tr.line(f"acp-conformance: the budget of {state.run.budget:g} s was spent: {len(state.budget_skipped)} "
                 "test(s) were not run; their rules are not-tested", yellow=True, bold=True)
-    for nodeid, why in getattr(state, "flaky", []):
+    for nodeid, why in state.flaky:
         tr.line(f"acp-conformance: FLAKY {nodeid}: failed, then passed on a rerun alone ({why[:200]})", yellow=True)

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..protocol.validate import Validator
-from ..rules.findings import FAIL, Finding
+from ..rules.findings import Finding
+from ..rules.verdicts import BlockingPolicy
 from ..rules.monitor import MonitorContext
 from ..rules.monitors import CLIENT_MONITORS
 from ..scenarios.model import Scenario
@@ -38,13 +39,8 @@ class ClientJudge(Judge):
 
     def blocking(self, findings: list[Finding]) -> list[Finding]:
         # A both-side monitor also speaks of agent-only rules; only the client's count (as in the plugin).
-        out = []
-        for f in findings:
-            rule = self.catalog.get(f.rule)
-            if f.status == FAIL and rule is not None and rule.side in ("client", "both") \
-                    and (rule.blocking or self.strict):
-                out.append(f)
-        return out
+        mine = [f for f in findings if f.rule in self.catalog and self.catalog[f.rule].side in ("client", "both")]
+        return BlockingPolicy(self.strict).blocking_findings(self.catalog, mine)
 
 
 def _status(frame) -> str:

@@ -17,62 +17,43 @@ the rules), so a rule the scenarios leave untested stays untested.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from .options import read_options
+from ..plugin.judging import RunFacts, judge_run
+from ..plugin.outcome import JudgedItem
+from ..plugin.state import suite_state
 
 FUZZ_ITEM = "acp-fuzz"
 
 
-def _state(config: pytest.Config):
-    from ..plugin import STATE
-    return config.stash.get(STATE, None)
-
-
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
-    state = _state(config)
-    if state is None:
+    state = suite_state(config)  # the fuzz options are read with every other option (plugin/options.py)
+    if state is None or state.run.fuzz is None or state.side != "client":
         return
     try:
-        opts = read_options(config)
-        if opts is not None and state.side == "client":
-            _client_fuzzer(state)  # a usage error now, not after the scenarios ran
-    except (ValueError, _Unavailable) as e:
+        _client_fuzzer(state)  # a usage error now, not after the scenarios ran
+    except _Unavailable as e:
         pytest.exit(f"acp-conformance: {e}", returncode=2)
-    state.fuzz_options = opts
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list) -> None:
-    state = _state(config)
-    if state is None or getattr(state, "fuzz_options", None) is None:
+    state = suite_state(config)
+    if state is None or state.run.fuzz is None:
         return
     items.append(FuzzItem.from_parent(session, name=FUZZ_ITEM, nodeid=FUZZ_ITEM))
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    # on the controller (also under xdist): keep the fuzzer's summary for the terminal
-    if report.when == "call" and report.nodeid == FUZZ_ITEM:
-        for key, value in report.user_properties:
-            if key == SUMMARY_KEY:
-                _SUMMARY[:] = value.splitlines()
-
-
 def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:
-    if _SUMMARY:
+    state = suite_state(config)
+    lines = state.summaries.get(FUZZ_ITEM) if state is not None else None
+    if lines:
         terminalreporter.section("ACP fuzz")
-        for line in _SUMMARY:
+        for line in lines:
             terminalreporter.line(line)
-
-
-SUMMARY_KEY = "acp_fuzz"
-_SUMMARY: list[str] = []
 
 
 class _Unavailable(Exception):
@@ -81,19 +62,15 @@ class _Unavailable(Exception):
 
 def _client_fuzzer(state):
     from .client_entry import ClientFuzzUnavailable, client_fuzzer
-    s = state.settings
+    r = state.run
     try:
-        return client_fuzzer(s["argv"], env=s["env"], cwd=s["cwd"], timeout=s["timeout"],
-                             startup_timeout=s["startup_timeout"], strict=s["strict"])
+        return client_fuzzer(list(r.argv), env=dict(r.env), cwd=r.cwd, timeout=r.timeout,
+                             startup_timeout=r.startup_timeout, strict=r.strict)
     except ClientFuzzUnavailable as e:
         raise _Unavailable(f"--acp-fuzz with --client-cmd: {e}") from None
 
 
-class FuzzFinding(Exception):
-    """The fuzzer found something: the message is the readable account."""
-
-
-class FuzzItem(pytest.Item):
+class FuzzItem(JudgedItem):
     def __init__(self, **kw):
         super().__init__(**kw)
         self.user_properties.append(("rules", ""))
@@ -103,58 +80,44 @@ class FuzzItem(pytest.Item):
         return self.path, None, FUZZ_ITEM
 
     def runtest(self) -> None:
-        from ..plugin import FINDINGS_KEY, META_KEY
         from .explain import fuzz_summary
-        state = _state(self.config)
-        s, opts = state.settings, state.fuzz_options
-        report_dir: Path = s["report_dir"]
+        state = suite_state(self.config)
+        r, opts = state.run, state.run.fuzz
         kw = dict(seed=opts["seed"], max_examples=opts["max_examples"], budget=opts["budget"],
-                  step_count=opts["steps"], report_dir=report_dir)
+                  step_count=opts["steps"], report_dir=r.report_dir)
         if state.side == "client":
             client = _client_fuzzer(state)
             result = client.fuzz(client.config, **kw)
         else:
             from .run import fuzz
             result = fuzz(self._agent_config(state), **kw)
-        transcript = self._write_transcript(state, result) if result.transcript else None
-        findings = [self._finding_json(f) for f in getattr(result, "findings", [])]
         rules = list(dict.fromkeys(result.rules))
-        self.user_properties.append((FINDINGS_KEY, json.dumps(findings)))
-        self.user_properties.append((META_KEY, json.dumps({
-            "rules": rules, "error": None, "skipped": None, "harness_error": None, "transcript": transcript,
-            "agent_init": None, "endings": [], "negotiated_version": None})))
-        summary = fuzz_summary(result, state.side, s["argv"])
-        self.user_properties.append((SUMMARY_KEY, "\n".join(summary)))
         self.user_properties[:] = [("rules", " ".join(rules)) if k == "rules" else (k, v)
                                    for k, v in self.user_properties]
+        summary = fuzz_summary(result, state.side, list(r.argv))
+        failure = None
         if result.failure:  # the finding first (pytest's short summary shows the first line)
             finding = [ln for ln in summary if ln.startswith("FINDING")]
-            raise FuzzFinding("\n".join(finding + [ln for ln in summary[1:] if ln not in finding]))
+            failure = "\n".join(finding + [ln for ln in summary[1:] if ln not in finding])
+        # its blocking findings (the fuzzer's judge uses the run's policy) feed the verdict like a scenario's
+        facts = RunFacts(self.nodeid, rules, list(getattr(result, "findings", [])),
+                         transcript=self._write_transcript(state, result) if result.transcript else None,
+                         failure=failure, summary=summary)
+        self.acp_outcome, decision = judge_run(state, facts)
+        decision.enact()
 
     def _agent_config(self, state):
         from .stateful import FuzzConfig
-        s = state.settings
-        schema_opt = self.config.getoption("acp_schema", default=None)
-        prompts = {k: v for k, v in s["prompts"].items() if isinstance(v, str)}
-        return FuzzConfig(list(s["argv"]), env=dict(s["env"]), timeout=s["timeout"],
-                          startup_timeout=s["startup_timeout"], prompts={**FuzzConfig([]).prompts, **prompts},
-                          schema_path=str(Path(schema_opt).resolve()) if schema_opt else None, strict=s["strict"])
-
-    def _finding_json(self, f) -> dict[str, Any]:
-        d = f.to_json()
-        d["test"] = self.nodeid
-        return d
+        r = state.run
+        prompts = {k: v for k, v in r.prompts.items() if isinstance(v, str)}
+        return FuzzConfig(list(r.argv), env=dict(r.env), timeout=r.timeout,
+                          startup_timeout=r.startup_timeout, prompts={**FuzzConfig([]).prompts, **prompts},
+                          schema_path=r.schema_path, strict=r.strict)
 
     def _write_transcript(self, state, result) -> str:
         from ..report.redact import transcript_jsonl  # secrets masked in the file, as for the scenarios
-        d = state.settings["report_dir"] / "transcripts"
+        d = state.run.report_dir / "transcripts"
         d.mkdir(parents=True, exist_ok=True)
         path = d / f"{FUZZ_ITEM}.jsonl"
-        path.write_text(transcript_jsonl(result.transcript, redact=not state.settings.get("no_redact", False)),
-                        encoding="utf-8")
+        path.write_text(transcript_jsonl(result.transcript, redact=not state.run.no_redact), encoding="utf-8")
         return str(path)
-
-    def repr_failure(self, excinfo, style=None):
-        if isinstance(excinfo.value, FuzzFinding):
-            return str(excinfo.value)
-        return super().repr_failure(excinfo, style)

@@ -264,8 +264,9 @@ class _ReplayRun:
         from ..protocol.schema import cached_schema
         self.report_dir = report_dir
         self.side = "agent"
-        self.settings = {"side": "agent", "argv": list(config.argv), "schema": cached_schema(config.schema_path),
-                         "strict": config.strict, "no_redact": False}
+        from ..report.json_report import ReportedRun
+        self.run = ReportedRun(list(config.argv), cached_schema(config.schema_path))
+        self.strict = config.strict
         self.file = path
         self.findings: list[Finding] = []
         self.bound: dict[str, list[str]] = {}
@@ -306,6 +307,6 @@ class _ReplayRun:
         from ..rules.monitors import checked_on
         from ..rules.verdicts import compute
         verdict = compute(load_catalog(), self.findings, set(checked_on("agent")), self.bound, self.skipped,
-                          strict=self.settings["strict"], side="agent", not_observable=load_not_observable())
+                          strict=self.strict, side="agent", not_observable=load_not_observable())
         write_reports(self.report_dir, verdict, self)
         return self.report_dir / "report.json"

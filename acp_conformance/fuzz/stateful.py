@@ -30,7 +30,8 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from ..protocol.validate import Validator
 from ..rules.catalog import load_catalog
-from ..rules.findings import FAIL, Finding
+from ..rules.findings import Finding
+from ..rules.verdicts import BlockingPolicy
 from ..rules.monitor import MonitorContext
 from ..rules.monitors._common import raw_carries_id
 from ..rules.monitors import AGENT_MONITORS
@@ -235,14 +236,14 @@ class Judge:
         self.stats.t_finish += dt
 
     def blocking(self, findings: list[Finding]) -> list[Finding]:
+        """The findings that fail the example: what the run's policy blocks (as for a scenario), except those
+        provoked by an envelope case the spec leaves open (recorded as informational)."""
         out = []
-        for f in findings:
-            rule = self.catalog.get(f.rule)
-            if f.status == FAIL and rule is not None and (rule.blocking or self.strict):
-                if self._provoked_by_informational(f):
-                    self.informational.append(f)
-                    continue
-                out.append(f)
+        for f in BlockingPolicy(self.strict).blocking_findings(self.catalog, findings):
+            if self._provoked_by_informational(f):
+                self.informational.append(f)
+                continue
+            out.append(f)
         return out
 
     def new_failures(self) -> list[Finding]:

@@ -5,10 +5,22 @@ from __future__ import annotations
 import json
 import shlex
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .. import SPEC_REVISION, __version__
+
+
+@dataclass(frozen=True)
+class ReportedRun:
+    """What the report reads of a run's configuration, for runs outside pytest (a replay, observed traffic);
+    the plugin's ``RunConfig`` has the same names."""
+
+    argv: list[str]
+    schema: Any
+    no_redact: bool = False
+    waivers_file: str | None = None
 
 
 def _stderr_path(transcript: str | None) -> str | None:
@@ -20,7 +32,7 @@ def _stderr_path(transcript: str | None) -> str | None:
 
 
 def build_json_report(verdict, state) -> dict[str, Any]:
-    s = state.settings
+    run = state.run  # the run's configuration (plugin/options.py RunConfig, or a replay's)
     init = state.agent_init or {}
     rules = []
     for rv in verdict.rules:
@@ -31,9 +43,9 @@ def build_json_report(verdict, state) -> dict[str, Any]:
         "suite": {"name": "acp-conformance", "version": __version__},
         "spec": {"revision": SPEC_REVISION},
         "generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "schema": {"path": str(s["schema"].path), "revision": s["schema"].revision, "sha256": s["schema"].sha256},
-        "target": {"side": getattr(state, "side", None) or s.get("side", "agent"),
-                   "command": shlex.join(s.get("argv") or s.get("cmd") or []), "info": init.get("info"),
+        "schema": {"path": str(run.schema.path), "revision": run.schema.revision, "sha256": run.schema.sha256},
+        "target": {"side": state.side,
+                   "command": shlex.join(run.argv), "info": init.get("info"),
                    "protocolVersion": init.get("protocolVersion"), "capabilities": init.get("capabilities")},
         "verdict": {"conformant": verdict.conformant, "strict": verdict.strict, "counts": verdict.counts(),
                     "blocking": [v.rule.id for v in verdict.blocking_failures],
@@ -41,8 +53,8 @@ def build_json_report(verdict, state) -> dict[str, Any]:
                     "summary": verdict.summary_line(), "headline": verdict.headline(),
                     "coverage": verdict.coverage(), "require_coverage": verdict.require_coverage,
                     "inconclusive": [v.rule.id for v in verdict.inconclusive]},
-        "redacted": not s.get("no_redact", False),
-        "waivers_file": s.get("waivers_file"),
+        "redacted": not run.no_redact,
+        "waivers_file": run.waivers_file,
         "tests": [{"id": t, "transcript": p, "stderr": _stderr_path(p), "skipped": state.skipped.get(t),
                    "error": state.errors.get(t)}
                   for t, p in sorted(state.transcripts.items())],

@@ -69,6 +69,39 @@ class RuleVerdict:
         }
 
 
+@dataclass(frozen=True)
+class BlockingPolicy:
+    """What blocks conformance: the one answer for every driver (scenarios, client scenarios, the fuzzer)
+    and for the verdict. A failed or flaky blocking rule blocks, and so does a blocking rule no test reached
+    (not-tested, in the verdict); ``strict`` (--acp-strict) makes warnings block too (a failed SHOULD or
+    advisory MUST); a MAY rule never blocks. ``require_coverage`` (certification) makes an unwaived
+    not-exercised rule block."""
+
+    strict: bool = False
+    require_coverage: bool = False
+
+    def blocks(self, rule: Rule, status: str) -> bool:
+        """Does a rule with this status (already read at the rule's level) block?"""
+        if status in (FAIL, FLAKY, NOT_TESTED):
+            return rule.blocking
+        return self.strict and status == WARN
+
+    def finding_blocks(self, rule: Rule | None, finding: Finding) -> bool:
+        """Does this one finding fail its test? (A not-tested finding only counts in the verdict.)"""
+        return (rule is not None and finding.status in (FAIL, FLAKY, WARN)
+                and self.blocks(rule, level_status(rule, finding.status)))
+
+    def blocking_findings(self, catalog: dict[str, Rule], findings: Iterable[Finding]) -> list[Finding]:
+        return [f for f in findings if self.finding_blocks(catalog.get(f.rule), f)]
+
+    def rule_blocks(self, v: RuleVerdict) -> bool:
+        if not v.checked:
+            return False
+        if v.status == NOT_EXERCISED:
+            return self.require_coverage and v.waiver is None and v.rule.level != "MAY"
+        return self.blocks(v.rule, v.status)
+
+
 @dataclass
 class Verdict:
     rules: list[RuleVerdict]
@@ -77,18 +110,13 @@ class Verdict:
     observed: bool = False  # judged on observed traffic (tap, check): only what happened counts
 
     @property
+    def policy(self) -> BlockingPolicy:
+        return BlockingPolicy(self.strict, self.require_coverage)
+
+    @property
     def blocking_failures(self) -> list[RuleVerdict]:
-        bad = {FAIL, FLAKY, NOT_TESTED} | ({WARN} if self.strict else set())
-        out = []
-        for v in self.rules:
-            if not v.checked:
-                continue
-            if v.status == NOT_EXERCISED:
-                if self.require_coverage and v.waiver is None and v.rule.level not in ("MAY",):
-                    out.append(v)
-            elif v.status in bad and (v.rule.blocking or (self.strict and v.status == WARN)):
-                out.append(v)
-        return out
+        policy = self.policy
+        return [v for v in self.rules if policy.rule_blocks(v)]
 
     @property
     def inconclusive(self) -> list[RuleVerdict]:
@@ -143,7 +171,8 @@ class Verdict:
         return f"ACP verdict: {self.headline()} ({parts}{extra})"
 
 
-def _level_status(rule: Rule, status: str) -> str:
+def level_status(rule: Rule, status: str) -> str:
+    """A finding's status read at its rule's level: a failed SHOULD (or advisory MUST) warns, a MAY only notes."""
     if status == FAIL and rule.warns:
         return WARN
     if status in (FAIL, FLAKY, WARN) and rule.level == "MAY":
@@ -169,13 +198,13 @@ def compute(catalog: dict[str, Rule], findings: Iterable[Finding], checked: set[
             continue
         fs = by_rule.get(rule.id, [])
         tests = sorted(set(bound_tests.get(rule.id, [])) | {f.test for f in fs if f.test})
-        statuses = [_level_status(rule, f.status) for f in fs]
+        statuses = [level_status(rule, f.status) for f in fs]
         counted = [s for s in statuses if s != INFO]
         is_checked = rule.id in checked
         if counted:
             status, reason = worst(counted), ""
             if status == NOT_TESTED:  # say why: what the monitor saw, and what would exercise the rule
-                reason = next(f.message for f in fs if _level_status(rule, f.status) == NOT_TESTED)
+                reason = next(f.message for f in fs if level_status(rule, f.status) == NOT_TESTED)
         elif tests and all(t in skipped_tests for t in bound_tests.get(rule.id, [])) and bound_tests.get(rule.id):
             reasons = sorted({skipped_tests[t] for t in bound_tests[rule.id]})
             # a test skipped because the target never did what it waits for did not make the rule inapplicable

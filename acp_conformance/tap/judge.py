@@ -52,14 +52,14 @@ def judge(fh: BinaryIO, config: dict[str, Any]) -> int:
     live_out = _live_sink(config.get("live"))
 
     from ..rules.catalog import load_catalog
-    from ..rules.verdicts import _level_status
+    from ..rules.verdicts import level_status
     from ..report.redact import redact_sentence, secret_values
     catalog = load_catalog()
     seen: dict[str, Any] = {"secrets": set(), "scanned": 0}  # the secrets of the frames scanned so far
 
     def live(side: str, f) -> None:
         if live_out is not None:
-            status = _level_status(catalog[f.rule], f.status) if f.rule in catalog else f.status
+            status = level_status(catalog[f.rule], f.status) if f.rule in catalog else f.status
             if status not in ("fail", "warn", "flaky"):
                 return  # a failed MAY rule is only a note
             line = f"acp-conformance tap: {status.upper()} {f.rule} ({side}): {' '.join(f.message.split())[:300]}"

@@ -38,8 +38,8 @@ class _State:
 
     def __init__(self, schema, sessions: list[SessionRecord], transcripts: dict[str, str], redact: bool):
         self.side = "tap"
-        self.settings = {"schema": schema, "side": "tap", "argv": sessions[0].command if sessions else [],
-                         "no_redact": not redact, "waivers_file": None}
+        from ..report.json_report import ReportedRun
+        self.run = ReportedRun(sessions[0].command if sessions else [], schema, no_redact=not redact)
         self.agent_init = sessions[0].agent if sessions else None
         self.transcripts = transcripts
         self.skipped: dict[str, str] = {}

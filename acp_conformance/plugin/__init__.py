@@ -1,0 +1,71 @@
+"""The pytest plugin: options, collection of the bundled scenarios, running them, the verdict.
+
+Loaded through the ``pytest11`` entry point wherever the package is installed. It does nothing
+unless ``--agent-cmd`` (or ``--client-cmd``) is given; then it builds the run's configuration once
+(``options.py``), registers the run (``session.ConformanceRun``) and runs the bundled conformance
+suite, and only it.
+
+| module | responsibility |
+|---|---|
+| ``options.py`` | the command-line options; ``RunConfig``, frozen, every option checked and applied once |
+| ``state.py`` | ``SuiteState``: the configuration and what the run collects, every attribute declared |
+| ``items.py`` | scenario files and tests: the run of one scenario against the target (agent or client) |
+| ``contact.py`` | first contact: a target the suite cannot judge at all, and the run's early stop |
+| ``judging.py`` | ``judge_run``: one run's outcome and pass/fail/skip/xfail, for every driver |
+| ``outcome.py`` | ``TestOutcome``, from the test to the controller (JSON only across xdist) |
+| ``results.py`` | the controller: outcomes collected, the verdict |
+| ``session.py`` | ``ConformanceRun``: the plugin object (collection, reports, verdict, exit status) |
+| ``terminal.py`` | the terminal summary |
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from .contact import negotiated_v1 as _negotiated_v1  # noqa: F401  (read by the wire monitors' tests)
+from .options import UsageError, add_options, build_run_config
+from .state import STATE, SuiteState
+
+# timeouts, the run's budget and reruns live in a plugin of their own, and so does --acp-fuzz
+pytest_plugins = ["acp_conformance.run_control", "acp_conformance.fuzz.pytest_fuzz"]
+
+RUN_PLUGIN = "acp-conformance-run"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    add_options(parser)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    try:
+        run = build_run_config(config)
+    except UsageError as e:
+        pytest.exit(f"acp-conformance: {e}", returncode=2)
+    if run is None:
+        return
+    from ..resources import scenarios_dir
+    from ..rules.catalog import load_catalog
+    from ..scenario_paths import ScenarioPathError, scenario_roots, user_paths
+    suite_dir = (scenarios_dir() / run.side).resolve()
+    try:
+        from _pytest.config import Config  # an xdist worker parses the same command line: the same roots
+        positional = list(config.args) if config.args_source == Config.ArgsSource.ARGS else []
+        config.option.acp_scenarios = user_paths(config.getoption("acp_scenarios"), positional)
+        roots = scenario_roots(config.getoption("acp_scenarios"),
+                               None if config.getoption("acp_no_bundled") else suite_dir, run.side, set(load_catalog()))
+    except ScenarioPathError as e:
+        pytest.exit(f"acp-conformance: {e}", returncode=2)
+    config.args[:] = [str(r) for r in roots]  # the bundled suite and the user's scenario files, and only them
+    config.stash[STATE] = state = SuiteState(run, suite_dir, roots)
+    if not hasattr(config, "workerinput"):
+        from ..early_stop import reset
+        reset(run.report_dir)
+    from ..interruption import SignalGuard  # SIGTERM/SIGHUP: kill the targets, then unwind with the partial report
+    state.guard = SignalGuard(owner=not hasattr(config, "workerinput")).install()
+    config.addinivalue_line("markers", "acp_rules(ids): rule IDs a scenario exists to exercise")
+    from .session import ConformanceRun
+    config.pluginmanager.register(ConformanceRun(config, state), RUN_PLUGIN)
+
+
+__all__ = ["STATE", "SuiteState", "UsageError", "build_run_config"]

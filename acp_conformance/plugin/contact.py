@@ -1,0 +1,65 @@
+"""First contact: whether this test's target can be judged at all (rules/first_contact.py), and the run's
+early stop when it cannot (early_stop.py), in the words the failure shows."""
+
+from __future__ import annotations
+
+from ..rules.first_contact import NOT_V2
+from ..wire.transcript import Frame
+from .state import SuiteState
+
+# the one negotiation rule that applies whatever version the agent speaks: it never answers above the request
+V1_KEEP = ("INIT-002",)
+
+
+def negotiated_v1(frames: list[Frame]) -> Frame | None:
+    """The response frame when an initialize of the test asked for 2 (or later) and got protocolVersion 1."""
+    asked = {}
+    for f in frames:
+        m = f.msg
+        if not isinstance(m, dict) or isinstance(m.get("id"), (dict, list)):
+            continue
+        key = (f.conn, type(m.get("id")).__name__, m.get("id"))
+        if f.direction == "sent" and m.get("method") == "initialize" and isinstance(m.get("params"), dict):
+            v = m["params"].get("protocolVersion")
+            if isinstance(v, int) and not isinstance(v, bool) and v >= 2:
+                asked[key] = f
+        elif f.direction == "received" and "method" not in m and key in asked:
+            del asked[key]
+            res = m.get("result")
+            if isinstance(res, dict) and res.get("protocolVersion") == 1:
+                return f
+    return None
+
+
+def first_contact(state: SuiteState, frames: list[Frame], result, client: bool = False):
+    """Why this test's target cannot be judged at all (rules/first_contact.py), while no test of the run has
+    yet seen it answer initialize as a v2 peer; the run then stops (early_stop.py). Else None."""
+    from ..early_stop import has_spoken_v2, spoke_v2, stop
+    from ..rules.first_contact import FirstContact, judge_agent, judge_client
+    report_dir = state.run.report_dir
+    contact = judge_client(frames) if client else judge_agent(frames, max(state.run.startup_timeout, state.run.timeout))
+    if contact is None and not client:
+        v1 = negotiated_v1(frames)  # a test that does not open with initialize
+        if v1 is not None:
+            contact = FirstContact(NOT_V2, "the agent speaks ACP protocol version 1; this suite judges version 2",
+                                   v1, 1)
+    if contact is None:
+        if result.agent_init is not None:
+            spoke_v2(report_dir)
+        return None
+    if has_spoken_v2(report_dir):
+        return None  # a v2 agent that failed this once: the rules judge it
+    stop(report_dir, contact.kind, contact.sentence)
+    return contact
+
+
+def contact_text(contact, result, transcript: str) -> str:
+    lines = [contact.sentence + "."]
+    if contact.frame is not None:
+        from ..report.redact import frame_text
+        lines.append(f"  frame #{contact.frame.seq}: {frame_text(contact.frame, 300, True)}")
+    if result.stderr and any(result.stderr):
+        tail = result.stderr[-1][-800:]
+        lines.append("target stderr (tail):\n" + "\n".join("  | " + ln for ln in tail.splitlines()[-8:]))
+    lines.append("the remaining tests are not run; transcript: " + transcript)
+    return "\n".join(lines)

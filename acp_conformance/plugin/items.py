@@ -1,0 +1,160 @@
+"""Scenario files and scenario tests: a scenario run against the target, its frames judged by the monitors.
+
+The agent side (the suite plays the client: ``Runner``) and the client side (the suite plays the agent:
+``ClientRunner``) differ only in how the run is driven; both hand what they saw to ``judge_run``.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..rules.first_contact import NOT_V2
+from ..rules.monitor import MonitorContext
+from .contact import V1_KEEP, first_contact
+from .judging import RunFacts, judge_run
+from .outcome import JudgedItem, TestOutcome
+from .state import STATE, SuiteState
+
+
+class ScenarioFile(pytest.File):
+    def collect(self):
+        from ..scenarios.model import ScenarioFileError, load_file
+        state = self.config.stash[STATE]
+        if state.side == "client":
+            from ..scenarios.client_model import load_client_file as load_file  # the scripted-agent format
+        try:
+            scenarios = load_file(self.path, set(state.catalog))
+        except ScenarioFileError as e:
+            raise self.CollectError(str(e)) from None
+        for scn in scenarios:
+            item = ScenarioItem.from_parent(self, name=scn.name, scenario=scn)
+            item.add_marker(pytest.mark.acp_rules(*scn.rules))
+            yield item
+
+    class CollectError(Exception):
+        pass
+
+
+class ScenarioItem(JudgedItem):
+    def __init__(self, *, scenario, **kw):
+        super().__init__(**kw)
+        self.scenario = scenario
+        self.user_properties.append(("rules", " ".join(scenario.rules)))
+        self.user_properties.append(("scenario", scenario.name))
+
+    def reportinfo(self):
+        return self.path, None, f"{self.scenario.name} [{' '.join(self.scenario.rules)}]"
+
+    def runtest(self) -> None:
+        from ..early_stop import stopped
+        state: SuiteState = self.config.stash[STATE]
+        why = stopped(state.run.report_dir)
+        if why is not None:  # the target is not one the suite can judge: the rest of the run is not run
+            reason = f"not run: {why['sentence']}"
+            self.acp_outcome = TestOutcome(rules=list(self.scenario.rules), skipped=reason, stopped=True)
+            pytest.skip(reason)
+        if state.validator is None:  # compiled once per process, reused by every test
+            from ..protocol.validate import Validator
+            state.validator = Validator(state.run.schema)
+        facts = self._run_client(state) if state.side == "client" else self._run_agent(state)
+        self.acp_outcome, decision = judge_run(state, facts)
+        decision.enact()
+
+    def _context(self, state: SuiteState, monitors) -> MonitorContext:
+        ctx = MonitorContext(target_side=state.side, options={**state.run.monitor_options, **self.scenario.options,
+                                                              "validator": state.validator})
+        ctx.add_monitors(monitors)
+        return ctx
+
+    def _run_settings(self, state: SuiteState, **extra: Any):
+        from ..scenarios.runner import RunSettings
+        r = state.run
+        return RunSettings(timeout=r.timeout, startup_timeout=r.startup_timeout, test_timeout=r.test_timeout,
+                           prompts=dict(r.prompts), **extra)
+
+    def _run_agent(self, state: SuiteState) -> RunFacts:
+        """The suite plays the client: the scenario drives the agent, the agent monitors judge."""
+        import anyio
+
+        from ..rules.monitors import ALL_MONITORS
+        from ..scenarios.runner import Runner, TargetSpec
+        r = state.run
+        ctx = self._context(state, ALL_MONITORS)
+        validator = state.validator
+
+        def validate_sent(msg: dict[str, Any]) -> str | None:
+            v = validator.check_message(msg)
+            return str(v) if v else None
+
+        settings = self._run_settings(state, validate_sent=validate_sent, auth_method=r.auth_method)
+        tmp = None if r.cwd else tempfile.mkdtemp(prefix="acp-conformance-")
+        try:
+            runner = Runner(self.scenario, TargetSpec(list(r.argv), dict(r.env)), settings, Path(r.cwd or tmp),
+                            listeners=[ctx.feed])
+            result = anyio.run(runner.run)
+            ctx.finish()
+        finally:
+            if tmp:
+                shutil.rmtree(tmp, ignore_errors=True)
+        if result.auth_blocked:  # what came before is judged; the rest of the scenario is skipped, not failed
+            result.skipped, result.error = result.auth_blocked, None
+        contact = first_contact(state, ctx.frames, result)
+        findings = ctx.findings
+        if contact is not None:  # not an ACP program, or a v1 agent: judging v2 rules on it is only noise
+            findings = [f for f in findings if contact.kind == NOT_V2 and f.rule in V1_KEEP]
+        return self._facts(state, findings, result, ctx, contact, target_may_decline=True)
+
+    def _run_client(self, state: SuiteState) -> RunFacts:
+        """The suite plays the agent: the scripted agent reacts to the client, the client monitors judge."""
+        import anyio
+
+        from ..rules.monitors import CLIENT_MONITORS
+        from ..scenarios.client_runner import ClientRunner
+        from ..scenarios.runner import TargetSpec
+        r = state.run
+        ctx = self._context(state, CLIENT_MONITORS)
+        tmp = None if r.cwd else tempfile.mkdtemp(prefix="acp-conformance-")
+        sock_dir = tempfile.mkdtemp(prefix="acp-sock-")  # short: a Unix socket path has ~100 bytes
+        try:
+            runner = ClientRunner(self.scenario, TargetSpec(list(r.template), dict(r.env), list(r.extra_args)),
+                                  self._run_settings(state), Path(r.cwd or tmp), Path(sock_dir),
+                                  listeners=[ctx.feed])
+            result = anyio.run(runner.run)
+            ctx.finish()
+        finally:
+            for d in (tmp, sock_dir):
+                if d:
+                    shutil.rmtree(d, ignore_errors=True)
+        # a both-side monitor also speaks of agent-only rules; only the client's rules are judged here
+        findings = [f for f in ctx.findings if f.rule in state.catalog
+                    and state.catalog[f.rule].side in ("client", "both")]
+        contact = first_contact(state, ctx.frames, result, client=True)
+        if contact is not None:  # a v1 client: judging v2 rules on it is only noise
+            findings = []
+        return self._facts(state, findings, result, ctx, contact)
+
+    def _facts(self, state: SuiteState, findings, result, ctx: MonitorContext, contact, **kw) -> RunFacts:
+        if not state.run.no_redact:  # masked before the transcript and the failure text quote them
+            from ..report.redact import redact_outcome
+            redact_outcome(findings, result, result.transcript.frames)
+        return RunFacts(self.nodeid, list(self.scenario.rules), findings, result, ctx.frames,
+                        self._write_transcript(state, result), contact, **kw)
+
+    def _write_transcript(self, state: SuiteState, result) -> str:
+        d = state.run.report_dir / "transcripts"
+        d.mkdir(parents=True, exist_ok=True)
+        name = re.sub(r"[^A-Za-z0-9_.-]+", "_", self.nodeid.split("/")[-1])[:150]
+        path = d / f"{name}.jsonl"
+        from ..report.redact import transcript_jsonl  # secrets are masked in the file, never for monitors
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(transcript_jsonl(result.transcript.frames, redact=not state.run.no_redact))
+        if any(result.stderr):
+            (d / f"{name}.stderr.txt").write_text("\n--- next connection ---\n".join(result.stderr),
+                                                  encoding="utf-8")
+        return str(path)

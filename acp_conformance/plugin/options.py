@@ -1,0 +1,274 @@
+"""The suite's command-line options, and the run configuration built from them once, at configure.
+
+``build_run_config`` reads every option, checks it (a bad value is a ``UsageError``: one sentence, exit 2)
+and applies it once (the timeout multiplier scales the timeouts here): what it returns is frozen, and
+every other part of the plugin reads it instead of the command line.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+import pytest
+
+from ..rules.catalog import load_catalog
+from ..rules.verdicts import BlockingPolicy
+
+DEFAULT_PROMPTS = {
+    "simple": "Say hello",
+    "long": "Count slowly to 500, one number per line.",
+    "tool": "Use a tool to read the file notes.txt",
+    "permission": "Delete the build directory; ask my permission first.",
+    "cancellable": "Run the test suite as a cancellable tool call.",
+    "terminal": "Run make test in a terminal.",
+    "elicit": "Elicit from me (ask with a form) what the project should be called.",
+    "elicit_url": "Elicit my consent to the licence through a URL I open in my browser.",
+}
+
+
+# -- options ------------------------------------------------------------------------------------
+def add_options(parser: pytest.Parser) -> None:
+    g = parser.getgroup("acp-conformance", "ACP conformance suite")
+    g.addoption("--agent-cmd", dest="acp_agent_cmd", default=None, metavar="CMD",
+                help="command line of the agent under test (the suite plays the Client)")
+    g.addoption("--client-cmd", dest="acp_client_cmd", default=None, metavar="CMD",
+                help="command line of the client under test (the suite plays the Agent); {agent} in it is "
+                     "replaced by the path of the agent it should launch (a launcher of a relay back to the suite): one "
+                     "word that works as argv (my-client -- {agent}) and inside a command-line string")
+    g.addoption("--acp-client-env", dest="acp_client_env", action="append", default=[], metavar="KEY=VAL",
+                help="set an environment variable for the client (repeatable; steers a scriptable client)")
+    g.addoption("--acp-client-arg", dest="acp_client_arg", action="append", default=[], metavar="ARG",
+                help="one more argument for the client, where {args} stands in --client-cmd or at its end "
+                     "(repeatable; steers a client by its own flags)")
+    g.addoption("--acp-client-cwd", dest="acp_client_cwd", default=None, metavar="DIR",
+                help="run the client in this directory instead of a fresh temporary one per test")
+    g.addoption("--acp-report-dir", dest="acp_report_dir", default="reports", metavar="DIR",
+                help="where report.json and transcripts are written (default: reports/)")
+    g.addoption("--acp-timeout", dest="acp_timeout", default=10.0, metavar="S",
+                help="seconds to wait for each response or awaited update (default 10)")
+    g.addoption("--acp-startup-timeout", dest="acp_startup_timeout", default=15.0, metavar="S",
+                help="seconds to wait for the first response after the target starts (default 15)")
+    g.addoption("--acp-test-timeout", dest="acp_test_timeout", default=60.0, metavar="S",
+                help="seconds one test may take in all (default 60)")
+    g.addoption("--acp-schema", dest="acp_schema", default=None, metavar="PATH",
+                help="validate against another revision of the ACP JSON Schema")
+    g.addoption("--acp-strict", dest="acp_strict", action="store_true", default=False,
+                help="SHOULD-level warnings block conformance too")
+    g.addoption("--acp-long-prompt", dest="acp_long_prompt", default=DEFAULT_PROMPTS["long"], metavar="TEXT",
+                help="a prompt that makes the agent work long enough to be cancelled")
+    g.addoption("--acp-tool-prompt", dest="acp_tool_prompt", default=DEFAULT_PROMPTS["tool"], metavar="TEXT",
+                help="a prompt that makes the agent call a tool")
+    g.addoption("--acp-permission-prompt", dest="acp_permission_prompt", default=DEFAULT_PROMPTS["permission"],
+                metavar="TEXT", help="a prompt that makes the agent ask for permission")
+    g.addoption("--acp-cancellable-tool-prompt", dest="acp_cancellable_prompt", default=DEFAULT_PROMPTS["cancellable"],
+                metavar="TEXT", help="a prompt that makes the agent run a tool call with capabilities.cancel")
+    g.addoption("--acp-terminal-prompt", dest="acp_terminal_prompt", default=DEFAULT_PROMPTS["terminal"],
+                metavar="TEXT", help="a prompt that makes the agent run a command in a terminal it shows")
+    g.addoption("--acp-elicit-prompt", dest="acp_elicit_prompt", default=DEFAULT_PROMPTS["elicit"],
+                metavar="TEXT", help="a prompt that makes the agent ask the user with a form (elicitation)")
+    g.addoption("--acp-elicit-url-prompt", dest="acp_elicit_url_prompt", default=DEFAULT_PROMPTS["elicit_url"],
+                metavar="TEXT", help="a prompt that makes the agent send the user to a URL (URL-mode elicitation)")
+    g.addoption("--acp-agent-env", dest="acp_agent_env", action="append", default=[], metavar="KEY=VAL",
+                help="set an environment variable for the agent (repeatable)")
+    g.addoption("--acp-agent-cwd", dest="acp_agent_cwd", default=None, metavar="DIR",
+                help="run the agent in this directory instead of a fresh temporary one per test")
+    g.addoption("--acp-work-threshold", dest="acp_work_threshold", default=5.0, metavar="S",
+                help="PROMPT-005: work longer than this whose response came only after idle fails (default 5)")
+    g.addoption("--acp-stop-reason-should", dest="acp_stop_reason_should", action="store_true", default=False,
+                help="PROMPT-013: treat a missing stopReason as a warning (the schema's SHOULD) not a failure")
+    g.addoption("--acp-rules", dest="acp_rules", default=None, metavar="IDS",
+                help="run only the scenarios bound to these rule IDs (comma-separated); the verdict then "
+                     "covers the run, so rules left out are not-tested")
+    g.addoption("--acp-scenarios", dest="acp_scenarios", action="append", default=[], metavar="PATH",
+                help="also run your own scenario files: a file or a folder of them (repeatable; docs/scenarios.md)")
+    g.addoption("--acp-no-bundled", dest="acp_no_bundled", action="store_true", default=False,
+                help="run only the --acp-scenarios files, not the bundled suite")
+    g.addoption("--acp-require-coverage", dest="acp_require_coverage", action="store_true", default=False,
+                help="certification: a rule whose situation the target never created (not-exercised) blocks too, "
+                     "unless a waiver names it")
+    g.addoption("--acp-auth-method", dest="acp_auth_method", default=None, metavar="ID",
+                help="call auth/login with this methodId right after every initialize (before session/new)")
+    # each concern registers its own options (one module each, so they stay apart)
+    from ..fuzz.options import add_options as add_fuzz_options
+    from ..report.options import add_options as add_report_options
+    add_report_options(g)
+    add_fuzz_options(g)
+
+
+class UsageError(Exception):
+    """A bad option value: the sentence the run exits with (status 2)."""
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Every option of the run, checked and applied (timeouts already scaled by the multiplier)."""
+
+    side: str  # the target's role: "agent" (--agent-cmd, the suite plays the client) or "client"
+    argv: list[str]  # the target's command line, run-wide extra arguments in place
+    template: list[str]  # the same before the extra arguments (a client scenario adds its own there)
+    extra_args: list[str]
+    env: Mapping[str, str]
+    cwd: str | None
+    schema: Any  # the loaded ACP JSON Schema (protocol/schema.py)
+    schema_path: str | None
+    auth_method: str | None
+    timeout: float
+    startup_timeout: float
+    test_timeout: float
+    timeout_multiplier: float
+    budget: float | None  # --acp-budget: seconds for the whole run, or None
+    prompts: Mapping[str, str]
+    monitor_options: Mapping[str, Any]
+    report_dir: Path
+    strict: bool
+    require_coverage: bool
+    waivers: Mapping[str, Any]  # rule id -> Waiver (--acp-expected-failures)
+    waivers_file: str | None
+    no_redact: bool
+    rules: frozenset[str]  # --acp-rules: run only the scenarios bound to these (empty: all)
+    fuzz: Mapping[str, Any] | None  # the --acp-fuzz settings, or None when it is off
+
+    @property
+    def policy(self) -> BlockingPolicy:
+        return BlockingPolicy(self.strict, self.require_coverage)
+
+
+def side_of(config: pytest.Config) -> str | None:
+    """``agent`` with --agent-cmd (the suite plays the client), ``client`` with --client-cmd, else None."""
+    agent, client = config.getoption("acp_agent_cmd", default=None), config.getoption("acp_client_cmd", default=None)
+    if agent is not None and client is not None:
+        raise UsageError("give either --agent-cmd or --client-cmd, not both")
+    # an empty --agent-cmd= is given, and a usage error (target_command.py), not a run without the suite
+    return "agent" if agent is not None else "client" if client is not None else None
+
+
+def _number(config: pytest.Config, name: str) -> float:
+    # the options are parsed as text, so that a non-number is our usage error (exit 2), not argparse's
+    v = config.getoption(name)
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def _positive(config: pytest.Config, name: str, opt: str, what: str = " of seconds") -> float:
+    f = _number(config, name)
+    if not f > 0 or f == float("inf"):
+        raise UsageError(f"{opt} must be a positive number{what} (got {config.getoption(name)!r})")
+    return f
+
+
+def _target(config: pytest.Config, who: str) -> dict[str, Any]:
+    """The target's command line, environment and folder (--agent-cmd / --client-cmd and their options)."""
+    from ..target_command import CommandError, target_argv, with_extra_args
+    try:
+        template = target_argv(who, config.getoption(f"acp_{who}_cmd"))
+    except CommandError as e:
+        raise UsageError(str(e)) from None
+    # run-wide extra arguments; a client scenario adds its own ``args`` at the same place (template)
+    extra_args = list(config.getoption("acp_client_arg", default=[]) or []) if who == "client" else []
+    env = {}
+    for item in config.getoption(f"acp_{who}_env"):
+        if "=" not in item or item.startswith("="):
+            raise UsageError(f"--acp-{who}-env takes KEY=VAL (got {item!r})")
+        k, v = item.split("=", 1)
+        env[k] = v
+    cwd = config.getoption(f"acp_{who}_cwd")
+    if cwd and not Path(cwd).is_dir():
+        raise UsageError(f"--acp-{who}-cwd: {cwd!r} is not a directory")
+    return {"template": template, "extra_args": extra_args, "argv": with_extra_args(template, extra_args),
+            "env": env, "cwd": cwd}
+
+
+def _schema(config: pytest.Config):
+    from ..protocol.schema import SchemaError, cached_schema
+    schema_path = config.getoption("acp_schema")
+    try:
+        return cached_schema(str(Path(schema_path).resolve()) if schema_path else None)
+    except SchemaError as e:
+        raise UsageError(str(e)) from None
+
+
+def _waivers(config: pytest.Config, side: str) -> Mapping[str, Any]:
+    # read before any test runs: a bad waivers file is a usage error at once, not after the whole run
+    from ..report.waivers import WaiverError, load_waivers
+    waivers_file = config.getoption("acp_expected_failures", default=None)
+    try:
+        return load_waivers(waivers_file, load_catalog(), side) if waivers_file else {}
+    except WaiverError as e:
+        raise UsageError(str(e)) from None
+
+
+def _report_dir(config: pytest.Config) -> Path:
+    report_dir = Path(config.getoption("acp_report_dir")).resolve()
+    try:
+        report_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"--acp-report-dir: cannot create {str(report_dir)!r} ({e.strerror or e})") from None
+    if not os.access(report_dir, os.W_OK | os.X_OK):
+        raise UsageError(f"--acp-report-dir: {str(report_dir)!r} is not writable")
+    return report_dir
+
+
+def _rules(config: pytest.Config) -> frozenset[str]:
+    wanted = {w.strip() for w in (config.getoption("acp_rules", None) or "").split(",") if w.strip()}
+    unknown = sorted(wanted - set(load_catalog()))
+    if unknown:
+        raise UsageError(f"--acp-rules: unknown rule IDs {', '.join(unknown)}")
+    return frozenset(wanted)
+
+
+def _prompts(config: pytest.Config) -> dict[str, str]:
+    return {"simple": DEFAULT_PROMPTS["simple"], "long": config.getoption("acp_long_prompt"),
+            "tool": config.getoption("acp_tool_prompt"), "permission": config.getoption("acp_permission_prompt"),
+            "cancellable": config.getoption("acp_cancellable_prompt"),
+            "terminal": config.getoption("acp_terminal_prompt"), "elicit": config.getoption("acp_elicit_prompt"),
+            "elicit_url": config.getoption("acp_elicit_url_prompt")}
+
+
+def _budget(config: pytest.Config) -> float | None:
+    if config.getoption("acp_budget") is None:
+        return None
+    budget = _number(config, "acp_budget")
+    if not budget > 0:
+        raise UsageError(f"--acp-budget must be a positive number of seconds (got {config.getoption('acp_budget')!r})")
+    return budget
+
+
+def _fuzz(config: pytest.Config) -> Mapping[str, Any] | None:
+    from ..fuzz.options import read_options
+    try:
+        return read_options(config)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+
+def build_run_config(config: pytest.Config) -> RunConfig | None:
+    """The run's configuration, or None when neither --agent-cmd nor --client-cmd is given (the plugin
+    then does nothing). Raises ``UsageError``."""
+    side = side_of(config)
+    if side is None:
+        return None
+    target = _target(config, side)  # checked in this order: the first bad option is the one named
+    checked = dict(schema=_schema(config), waivers=_waivers(config, side), report_dir=_report_dir(config),
+                   rules=_rules(config))
+    timeouts = {name: _positive(config, f"acp_{name}", f"--acp-{name.replace('_', '-')}")
+                for name in ("timeout", "startup_timeout", "test_timeout")}
+    monitor_options = {
+        "insertion_work_threshold": _positive(config, "acp_work_threshold", "--acp-work-threshold"),
+        "stop_reason_required": not config.getoption("acp_stop_reason_should"),
+    }
+    multiplier = _positive(config, "acp_timeout_multiplier", "--acp-timeout-multiplier", what="")
+    schema_path = config.getoption("acp_schema")
+    return RunConfig(
+        side=side, **target, **checked,
+        schema_path=str(Path(schema_path).resolve()) if schema_path else None,
+        auth_method=config.getoption("acp_auth_method"),
+        **{name: t * multiplier for name, t in timeouts.items()}, timeout_multiplier=multiplier,
+        budget=_budget(config), prompts=_prompts(config), monitor_options=monitor_options,
+        strict=bool(config.getoption("acp_strict")), require_coverage=bool(config.getoption("acp_require_coverage")),
+        waivers_file=config.getoption("acp_expected_failures", default=None),
+        no_redact=bool(config.getoption("acp_no_redact", default=False)), fuzz=_fuzz(config))

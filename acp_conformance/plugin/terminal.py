@@ -1,0 +1,68 @@
+"""What the terminal shows at the end of a run: the rules that did not pass, and the verdict."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ..rules.findings import FAIL, WARN
+from .results import auth_reason, signal_name, stopped_by, verdict_line
+from .state import SuiteState
+
+
+def write_summary(terminalreporter, config: pytest.Config, state: SuiteState) -> None:
+    """The verdict per rule that did not pass, the rules never exercised, and the verdict's line."""
+    v = state.verdict
+    tr = terminalreporter
+    tr.section("ACP conformance")
+    for rv in v.rules if state.first_contact is None else ():  # not judged: the sentence below says why
+        if rv.checked and rv.status in (FAIL, WARN, "not-tested"):
+            why = rv.reason or next((f.message for f in rv.findings if f.status in (FAIL, WARN)), "")
+            tr.line(f"  {rv.status.upper():10} {rv.rule.id:14} {rv.rule.level:8} {why[:160]}")
+        elif rv.status == "xfail" or rv.stale_waiver:
+            why = ("STALE WAIVER: this rule passes now; remove it from the expected-failures file"
+                   if rv.stale_waiver else rv.reason)
+            tr.line(f"  {'STALE' if rv.stale_waiver else 'XFAIL':10} {rv.rule.id:14} {rv.rule.level:8} {why[:160]}",
+                    red=rv.stale_waiver)
+    if state.first_contact is None:
+        _not_exercised_lines(tr, v)
+    rd = state.run.report_dir
+    tr.line(f"report: {rd / 'report.json'}  (also report.html, badge.json)")
+    xml = getattr(config.option, "xmlpath", None)  # pytest's --junitxml has written its file by now
+    if xml and Path(xml).is_file() and not hasattr(config, "workerinput"):
+        from ..report.junit import annotate_junit
+        try:
+            annotate_junit(Path(xml), v)
+        except (OSError, ValueError) as e:
+            tr.line(f"acp-conformance: could not annotate {xml}: {e}", red=True)
+    if state.first_contact is not None:
+        tr.line(f"acp-conformance: {state.first_contact['sentence']}", bold=True, red=True)
+    elif state.auth_blocked:
+        tr.line(f"acp-conformance: {auth_reason(state)}", bold=True, red=True)
+    tr.line(verdict_line(state), bold=True, green=v.conformant, red=not v.conformant)
+    stopped = stopped_by(state)
+    if stopped is not None:
+        tr.line(f"the run was stopped by {signal_name(stopped - 128)}: the tests not run are not-tested; "
+                f"exit status {stopped}", bold=True, red=True)
+    elif not v.conformant and not tr.stats.get("failed") and not tr.stats.get("error"):
+        # pytest's closing line would read "N passed": make it carry the verdict, so nobody reads a pass
+        tr.stats.setdefault("blocking rules (not conformant)", []).extend(v.blocking_failures)
+        cause = ("never reached (inconclusive)" if v.inconclusive and len(v.inconclusive) == len(v.blocking_failures)
+                 else "blocking")
+        tr.line(f"every test passed, yet the run is NOT CONFORMANT: {len(v.blocking_failures)} rule(s) {cause}: "
+                f"{', '.join(r.rule.id for r in v.blocking_failures[:12])}; exit status 1", bold=True, red=True)
+
+
+def _not_exercised_lines(tr, v) -> None:
+    """The rules the target never gave a chance, grouped by what would reach them (one line per group)."""
+    groups: dict[str, list[str]] = {}
+    for rv in v.rules:
+        if rv.checked and rv.status == "not-exercised":
+            groups.setdefault(rv.rule.reach or "a target that creates the situation", []).append(rv.rule.id)
+    if not groups:
+        return
+    tr.line(f"  not exercised (the target never created the situation; they do not block"
+            f"{', but --acp-require-coverage is on' if v.require_coverage else ''}):")
+    for reach, ids in groups.items():
+        tr.line(f"    {', '.join(ids)}: reached by {reach}")
