@@ -1,10 +1,10 @@
 """Run control: scaled timeouts, a suite-level time budget, and reruns of failed tests (flaky).
 
-A pytest plugin of its own (loaded by ``plugin.py`` through ``pytest_plugins``), so that how long a
+A pytest plugin of its own (loaded by ``plugin/`` through ``pytest_plugins``), so that how long a
 run may take and how often a test is tried stays apart from what a test judges.
 
 * ``--acp-timeout-multiplier F`` scales every harness timeout (response, startup, whole test) for
-  slow agents.
+  slow agents (applied once, where the run's configuration is built: ``plugin/options.py``).
 * ``--acp-budget S`` is a wall-clock budget for the whole run. A test that would start after it is
   spent is skipped with that reason; a running test finishes normally (cutting it short would
   blame the target for the missing answers), so the overshoot is at most one test's timeout. The

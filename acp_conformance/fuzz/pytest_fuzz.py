@@ -1,5 +1,5 @@
 """``pytest --acp-fuzz``: the fuzzer as one more test of the suite (a pytest plugin of its own,
-loaded by ``plugin.py`` like ``run_control``).
+loaded by ``plugin/`` like ``run_control``).
 
 With ``--agent-cmd`` (or ``--client-cmd``, where client-side fuzzing is installed) and ``--acp-fuzz``,
 collection gets one more item, ``acp-fuzz``, which runs the same ``fuzz()`` as
@@ -8,8 +8,7 @@ and ``--acp-fuzz-steps``, against the same command, environment and timeouts as 
 
 A finding fails the item, naming the rules and the shrunk scenario written into
 ``--acp-report-dir`` (``fuzz-counterexample.yaml``, with ``fuzz-report.json``), and the command that
-replays it. Its blocking findings travel like those of any scenario test (the plugin's
-``acp_findings`` user property), so the rules the fuzzer broke are failed in ``report.json`` with the
+replays it. It is judged like any scenario test (``plugin/judging.py``: ``judge_run``), so the rules the fuzzer broke are failed in ``report.json`` with the
 counterexample's transcript as their evidence, and the verdict counts them. A run with no finding
 adds no finding: the fuzzer's passing judgements are not evidence of coverage (the scenarios bind
 the rules), so a rule the scenarios leave untested stays untested.
