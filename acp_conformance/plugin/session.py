@@ -109,6 +109,7 @@ class ConformanceRun:
                 tr.write_line(verdict_line(state), bold=True, green=state.verdict.conformant,
                               red=not state.verdict.conformant)
 
+    @pytest.hookimpl(trylast=True)  # the first lines of the header (pytest shows the hooks' lines reversed)
     def pytest_report_header(self, config: pytest.Config):
         r = self.state.run
         return [f"acp-conformance: {r.side} {shlex.join(r.argv)}",
