@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 
@@ -33,6 +34,32 @@ class Cancel007(ReferenceAgent):
         self.send_update(session, self.idle_update("end_turn"))
 
 
+class Resume013(ReferenceAgent):
+    """A replay that pauses after its first history update and serves other requests meanwhile, without
+    holding their updates: a prompt written after session/resume reports running before replay_complete."""
+
+    def handle_session_resume(self, ctx, params):
+        session = self.sessions.get(params.get("sessionId")) if isinstance(params.get("sessionId"), str) else None
+        if session is None or not session.record.get("history") or params.get("replayFrom") is None:
+            return super().handle_session_resume(ctx, params)
+        self.require_abs_path(params, "cwd")
+        self.check_session_setup(params)
+        self.parse_replay_from(params)
+        history = [u for u in map(self.history_update, session.record.get("history", [])) if u is not None]
+
+        async def replay():
+            for i, update in enumerate(history):
+                self.send_update(session, update)
+                if i == 0:
+                    await asyncio.sleep(0.5)  # the mutant's own pacing: the prompt is served meanwhile
+            self.replay_marker(session)
+            self.resume_state_snapshot(session, True)
+            self.respond(ctx, self.resume_result(session))
+
+        self.spawn(replay(), ctx)
+
+
 MUTANTS = {
     "cancel-007": (("CANCEL-007",), Cancel007),
+    "resume-013": (("RESUME-013",), Resume013),
 }
