@@ -101,3 +101,14 @@ def test_a_session_working_when_resumed_or_no_prompt_is_not_judged():
     assert [s for s, _ in hold(findings(RESUME, prompt(4), REPLAY[0], st("running"), MARKER, RESUMED,
                                         first=working))] == [INFO]
     assert hold(findings(RESUME, *REPLAY, MARKER, st("idle"), RESUMED)) == []
+
+
+def test_a_prompt_of_the_same_text_served_during_the_resume_is_no_replay_with_a_new_id():
+    """The live echo of a prompt written after the resume request, served before the resume response, has the
+    first prompt's text but the id its own response returned: PROMPT-007 must not take it for a re-id replay."""
+    # the replay leaves the user message out (retention is optional); the live echo has its text
+    found = findings(RESUME, prompt(4), agent("a1"), MARKER, st("idle"), *TURN, RESUMED, END)
+    assert "PROMPT-007" not in {r for r, _, _ in problems(found)}, problems(found)
+    # the control: a replayed user message of that text under an id no response returned is a re-id
+    found = findings(RESUME, agent("a1"), user("u9"), MARKER, st("idle"), RESUMED)
+    assert "PROMPT-007" in {r for r, _, _ in problems(found)}, problems(found)
