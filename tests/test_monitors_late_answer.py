@@ -101,3 +101,13 @@ def test_an_answer_before_the_cancelled_idle_or_a_reject_is_not_judged_here():
 
 def test_nothing_answered_after_the_late_allow_leaves_it_not_tested():
     only(verdicts(CANCEL, WITHDRAW, CANCELLED, ALLOW), NOT_TESTED)
+
+
+def test_a_running_of_a_prompt_held_behind_the_cancelled_work_is_not_charged_to_the_late_allow():
+    held = C({"jsonrpc": "2.0", "id": 7, "method": "session/prompt",
+              "params": {"sessionId": "s1", "prompt": [{"type": "text", "text": "next"}]}})
+    inserted = "\n".join([U("s1", {"sessionUpdate": "user_message", "messageId": "u3",
+                                   "content": [{"type": "text", "text": "next"}]}),
+                          A({"jsonrpc": "2.0", "id": 7, "result": {"messageId": "u3"}})])
+    only(verdicts(held, CANCEL, WITHDRAW, CANCELLED, ALLOW, inserted, st("running"), st("idle", stopReason="end_turn"),
+                  LIST), PASS)

@@ -93,9 +93,14 @@ class LateAnswerMonitor(ConnMonitor):
         # started work; what bounds the wait is the first later request of the suite that was answered
         work = next((m for m in later if m.direction == SENT and m.kind == REQUEST and m.session_id == sid
                      and m.method in WORK_METHODS), None)
-        running = next((m for m in later if (work is None or m.order < work.order) and (su := session_update(m))
-                        and su[0] == sid and su[1].get("sessionUpdate") == "state_update"
-                        and su[1].get("state") == "running"), None)
+        # a prompt held behind the cancelled work (answered after the cancelled idle, or not yet) may legally
+        # run now: a running may then be its own
+        held = any(m.direction == SENT and m.kind == REQUEST and m.method == "session/prompt" and m.session_id == sid
+                   and m.order < a.order and (not m.responses or m.responses[0].order > idle.order) for m in log.msgs)
+        running = None if held else next(
+            (m for m in later if (work is None or m.order < work.order) and (su := session_update(m))
+             and su[0] == sid and su[1].get("sessionUpdate") == "state_update" and su[1].get("state") == "running"),
+            None)
         if running is not None:
             self.warned("CANCEL-007", f"{where}: the session reported running at t={running.t:.2f}, before the suite "
                         "asked it for more work.", fr([running, a, idle, q]))
