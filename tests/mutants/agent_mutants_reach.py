@@ -46,12 +46,14 @@ class Resume013(ReferenceAgent):
         self.check_session_setup(params)
         self.parse_replay_from(params)
         history = [u for u in map(self.history_update, session.record.get("history", [])) if u is not None]
+        if not history:
+            return super().handle_session_resume(ctx, params)
+        self.send_update(session, history[0])  # the replay has begun before the next line is read
 
         async def replay():
-            for i, update in enumerate(history):
+            await asyncio.sleep(0.5)  # the mutant's own pacing: the prompt is served meanwhile
+            for update in history[1:]:
                 self.send_update(session, update)
-                if i == 0:
-                    await asyncio.sleep(0.5)  # the mutant's own pacing: the prompt is served meanwhile
             self.replay_marker(session)
             self.resume_state_snapshot(session, True)
             self.respond(ctx, self.resume_result(session))
