@@ -356,6 +356,21 @@ class ConnMonitor(Monitor):
         return self.passed(rule, message, fr(frames))
 
 
+class FrameLogMixin:
+    """Keeps every frame of each connection (ConnLog keeps messages only; an empty batch has none)."""
+
+    def _frames_of(self, conn: int) -> list[Frame]:
+        d = self.__dict__.setdefault("_frames", {})
+        return d.setdefault(conn, [])
+
+    def on_frame(self, frame: Frame, rpc: Rpc | None) -> None:
+        if frame.direction != EVENT:
+            log = self.conns.get(frame.conn)
+            if log is None or not log.closed:
+                self._frames_of(frame.conn).append(frame)
+        super().on_frame(frame, rpc)
+
+
 def fr(items: Iterable[Frame | int | Msg | None]) -> list[Frame | int]:
     """Frames for a finding, in order, without repeats (Msg -> its frame, None dropped)."""
     out: list[Frame | int] = []

@@ -18,7 +18,7 @@ work, outside resume windows.
 
 A keyed retry (an accepted prompt repeating the ``idempotencyKey`` of a submission accepted earlier
 in the session) is not a new submission: it owes no echo, no work and no fresh messageId, so the
-judgements of accepted prompts (PROMPT-002/005/006/011/012) skip it; prompt_retry.py judges it.
+judgements of accepted prompts (PROMPT-002/005/006/011/012) skip it; idem.py judges it.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from typing import Any
 from ...wire.transcript import RECEIVED, SENT
 from ..monitor import REQUEST, RESPONSE
 from ._common import USER_KINDS, WORK_STATES, ConnLog, ConnMonitor, Msg, fr, hashable, js, secs, session_update
-from .prompt_retry import idempotency_key
+from .idem import idempotency_key
 
 
 @dataclass(eq=False)

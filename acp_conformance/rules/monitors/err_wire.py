@@ -1,302 +1,20 @@
 """JSON-RPC error handling on the wire: malformed input, invalid requests, ids, unknown methods,
-notifications, the shape of responses, requests before initialize, inactive sessions.
+notifications, the shape of responses, requests before initialize.
 
-Malformed input gets answers that cannot be matched to a request (``id: null``, or the readable id
-of an invalid request). ``attribute`` pairs them with what the suite sent. Every line the suite wrote
-that is owed such an answer (a line that is not JSON, an invalid request, a request with id null, an
-empty batch, a batch without any matchable request) is *open* from the moment it is written until it
-gets its answer or an answer to a request the suite wrote after it arrives (the scenarios write a
-liveness request after each malformed line, so each line's answer window is delimited). An answer
-is paired with a line:
-
-1. by id: the answer carries the readable id of an owed line (an invalid request, or a truncated line
-   that visibly carries it);
-2. by content: ``error.data`` is exactly the JSON value of one owed line (some implementations echo
-   the invalid message there);
-3. by order, for id-null answers only, and only when exactly one line is open.
-
-With several lines open an id-null answer could be any of theirs: it is recorded on each of them as
-a possible answer (``Sent.maybe``) and paired with none, and a line whose window was closed without
-an answer is likewise only "maybe" answered by an id-null answer arriving later. The judges report
-those lines informational, never pass or fail on a guess. An id-null answer that no line can own
-and that follows a notification of the suite is charged to that notification.
+The answers to malformed input are paired with the lines the suite wrote by ``_attribution``.
 """
 
 from __future__ import annotations
 
 import bisect
-
-import json
-from dataclasses import dataclass, field
 from typing import Any
 
-from ...wire.transcript import EVENT, RECEIVED, SENT, Frame, parse_line
-from ..monitor import NOTIFICATION, REQUEST, RESPONSE, Rpc, classify
-from ._common import ConnLog, ConnMonitor, Msg, fr, id_key, js, offers_config_options, raw_carries_id
-
-# client -> agent requests of ACP v2 (the rest is "not implemented" for an agent)
-AGENT_METHODS = ("initialize", "auth/login", "auth/logout", "session/new", "session/list", "session/delete",
-                 "session/resume", "session/close", "session/prompt", "session/set_config_option",
-                 "tool_call/cancel", "terminal/cancel")
-DEFINED_CODES = (-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002, -32022)
-PARSE, INVALID_REQ, NOT_FOUND_M, INVALID_PARAMS, SESSION_NOT_FOUND = -32700, -32600, -32601, -32602, -32002
-
-
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def valid_id(v: Any) -> bool:
-    return isinstance(v, str) or _is_int(v)
-
-
-# -- what the suite sent, and which answers belong to it ---------------------------------------
-@dataclass(eq=False)
-class Sent:
-    frame: Frame
-    kind: str  # parse | invalid | nullid | empty | batch | silent | maybe | request | other
-    value: Any = None
-    answers: list[Frame] = field(default_factory=list)  # received frames charged to this line
-    how: str | None = None  # how the first answer was paired: id | data | order | batch | last
-    maybe: list[Frame] = field(default_factory=list)  # answers that may be this line's, paired with none
-    closed_by: Frame | None = None  # the answer to a later request that closed this line's window unanswered
-
-    @property
-    def batch_like(self) -> bool:
-        return self.frame.raw.lstrip().startswith(b"[")
-
-    @property
-    def ambiguous(self) -> bool:
-        """Is it undecidable which answer (if any) is this line's? Then no verdict may rest on it."""
-        return bool(self.maybe) and (not self.answers or self.how == "order")
-
-    def charge(self, f: Frame, how: str) -> None:
-        self.answers.append(f)
-        if self.how is None:
-            self.how = how
-
-
-def _sent_kind(frame: Frame) -> tuple[str, Any]:
-    raw = frame.raw
-    if not raw.strip():
-        return "other", None
-    value, problem = parse_line(raw)  # strict JSON: a NaN line is owed -32700, not -32600
-    if problem is not None:
-        return "parse", None
-    if isinstance(value, list):
-        if not value:
-            return "empty", value
-        return "batch", value
-    kind = classify(value)
-    if kind == REQUEST:
-        return ("request" if valid_id(value.get("id")) else "nullid"), value
-    if kind == NOTIFICATION:
-        return "silent", value
-    if kind == RESPONSE:
-        return "other", value
-    if isinstance(value, dict) and "method" in value and "id" not in value:
-        return "maybe", value  # a malformed notification: JSON-RPC implementations differ
-    return "invalid", value
-
-
-def _batch_owed(value: list) -> tuple[int, int, int]:
-    """(requests with a usable id, members owed a null-id error, notifications) of a batch."""
-    reqs = invalid = notes = 0
-    for x in value:
-        k = classify(x)
-        if k == REQUEST and valid_id(x.get("id")):
-            reqs += 1
-        elif k == NOTIFICATION:
-            notes += 1
-        elif k == RESPONSE:
-            pass
-        elif isinstance(x, dict) and "method" in x and "id" not in x:
-            pass
-        else:
-            invalid += 1
-    return reqs, invalid, notes
-
-
-def _leniently_readable(raw: bytes) -> bool:
-    """Is the line JSON once a leading byte order mark is dropped and bytes that are not UTF-8 are
-    replaced? (Not JSON as written, but a reader may read it so.)"""
-    text = raw.decode("utf-8", "replace").removeprefix("\ufeff")
-    if text == raw.decode("utf-8", "replace"):
-        try:
-            raw.decode("utf-8")
-            return False  # valid UTF-8 without a byte order mark: its problem is the JSON itself
-        except UnicodeDecodeError:
-            pass
-    value, problem = parse_line(text.encode("utf-8"))
-    return problem is None
-
-
-def _owed(s: Sent) -> bool:
-    """Is the line owed an answer that no request id can match?"""
-    if s.kind in ("parse", "invalid", "nullid", "empty"):
-        return True
-    if s.kind == "batch":
-        reqs, invalid, _ = _batch_owed(s.value)
-        return bool(invalid and not reqs)
-    return False
-
-
-def _same_json(a: Any, b: Any) -> bool:
-    try:
-        return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
-    except (TypeError, ValueError):
-        return False
-
-
-def _echoed(ms: list[Msg], owed: list[Sent]) -> tuple[Sent | None, str]:
-    """The owed line an answer names: by its readable id, or by error.data holding exactly its JSON value."""
-    if len(ms) != 1 or not isinstance(ms[0].msg, dict):
-        return None, ""
-    msg = ms[0].msg
-    rid = msg.get("id")
-    if valid_id(rid):
-        hit = [s for s in owed if not s.answers and (
-            (s.kind == "invalid" and isinstance(s.value, dict) and valid_id(s.value.get("id"))
-             and id_key(s.value["id"]) == id_key(rid))
-            or (s.kind == "parse" and raw_carries_id(s.frame.raw, rid)))]
-        return (hit[-1], "id") if hit else (None, "")
-    err = msg.get("error")
-    if rid is None and isinstance(err, dict) and "data" in err:
-        hit = [s for s in owed if not s.answers and s.kind != "parse" and _same_json(s.value, err["data"])]
-        if len(hit) == 1:
-            return hit[0], "data"
-    return None, ""
-
-
-def attribute(frames: list[Frame], msgs: list[Msg]) -> tuple[list[Sent], list[tuple[Frame, Sent | None]]]:
-    """Pair un-matchable answers with the suite's lines (see the module docstring). Returns (the suite's
-    lines, stray answers as (frame, the notification it is charged to, or None))."""
-    by_frame: dict[int, list[Msg]] = {}
-    for m in msgs:
-        by_frame.setdefault(m.frame.seq, []).append(m)
-    sent_items: list[Sent] = []
-    by_seq: dict[int, Sent] = {}
-    owed: list[Sent] = []  # every line owed an un-matchable answer, in order
-    open_: list[Sent] = []  # those whose answer window is still open
-    stray: list[tuple[Frame, Sent | None]] = []
-    last: Sent | None = None  # the latest line of the suite
-    for f in frames:
-        if f.direction == SENT:
-            kind, value = _sent_kind(f)
-            s = Sent(f, kind, value)
-            sent_items.append(s)
-            by_seq[f.seq] = s
-            if _owed(s):
-                owed.append(s)
-                open_.append(s)
-            last = s
-            continue
-        if f.direction != RECEIVED or f.problem is not None:
-            continue
-        ms = by_frame.get(f.seq, [])
-        matched = [m for m in ms if m.kind == RESPONSE and m.request is not None]
-        if matched:
-            owner = by_seq.get(matched[0].request.frame.seq)
-            if owner is not None and owner.kind == "batch":
-                owner.charge(f, "batch")
-            # the target answered a request written after these lines: their windows are over
-            first = min(m.request.frame.seq for m in matched)
-            for s in [s for s in open_ if s.frame.seq < first]:
-                open_.remove(s)
-                s.closed_by = f
-            continue
-        is_answer = (isinstance(f.msg, list) and all(m.kind == RESPONSE for m in ms)) or \
-            (len(ms) == 1 and ms[0].kind == RESPONSE)
-        if not is_answer:
-            continue
-        s, how = _echoed(ms, owed)
-        if s is not None:
-            s.charge(f, how)
-            if s in open_:
-                open_.remove(s)
-            continue
-        if not all(isinstance(m.msg, dict) and m.msg.get("id") is None for m in ms):
-            continue  # an answer with an id that answers nothing: ERR-004 / ERR-008 judge it
-        if len(open_) == 1:
-            open_.pop().charge(f, "order")
-            continue
-        if open_:
-            for s in open_:  # any of them: paired with none
-                s.maybe.append(f)
-            continue
-        late = [s for s in owed if not s.answers and s.closed_by is not None]
-        quiet = last is not None and (last.kind == "silent" or (
-            last.kind == "batch" and _batch_owed(last.value)[:2] == (0, 0)))
-        if late:
-            # perhaps the late answer of a line whose window was closed unanswered: nothing is charged on a guess
-            for s in late + ([last] if last is not None and (quiet or last.kind in ("maybe", "batch")) else []):
-                s.maybe.append(f)
-            stray.append((f, None))
-        elif last is not None and last.kind in ("maybe", "batch") and (
-                last.kind == "maybe" or _batch_owed(last.value)[:2] != (0, 0)):
-            last.charge(f, "last")  # e.g. a batch refused as a whole with one -32600
-        else:
-            # an id-null answer to nothing: blamed on the suite's latest line when it was a notification
-            stray.append((f, last if quiet else None))
-    return sent_items, stray
-
-
-def _undecided(s: Sent) -> str:
-    """Why the answer of an ambiguous line is not judged (see ``attribute``)."""
-    a = s.maybe[0]
-    return (f"the id-null answer at t={a.t:.2f} ({js(a.msg, 120)}) may be its answer, but it could not be paired "
-            "with this line (another line was also awaiting an answer, or the answer came after a later request "
-            "had been answered); not judged.")
-
-
-def null_error(value: Any, code: int, echo: Any = None) -> str | None:
-    """Why ``value`` is not one error response with ``code`` and id null (or the readable ``echo``)."""
-    if isinstance(value, list):
-        return f"an array of {len(value)} member(s) instead of a single response object"
-    if not isinstance(value, dict):
-        return f"{js(value)} instead of a response object"
-    err = value.get("error")
-    if not isinstance(err, dict):
-        return f"a response without an error object: {js(value, 160)}"
-    if err.get("code") != code:
-        return f"error code {js(err.get('code'))} instead of {code}"
-    rid = value.get("id", "<missing>")
-    if rid is not None and not (echo is not None and id_key(rid) == id_key(echo)):
-        return f"id {js(rid)} instead of null"
-    return None
-
-
-class FrameLogMixin:
-    """Keeps every frame of each connection (ConnLog keeps messages only; an empty batch has none)."""
-
-    def _frames_of(self, conn: int) -> list[Frame]:
-        d = self.__dict__.setdefault("_frames", {})
-        return d.setdefault(conn, [])
-
-    def on_frame(self, frame: Frame, rpc: Rpc | None) -> None:
-        if frame.direction != EVENT:
-            log = self.conns.get(frame.conn)
-            if log is None or not log.closed:
-                self._frames_of(frame.conn).append(frame)
-        super().on_frame(frame, rpc)
-
-
-def initialized_at(log: ConnLog) -> float | None:
-    """Time of the first successful initialize response of the connection (the agent's, whichever side the
-    target plays: a response answers a request of the other direction)."""
-    for m in log.msgs:
-        if m.kind == RESPONSE and m.ok and m.request is not None \
-                and m.request.method == "initialize" and not m.duplicate:
-            return m.t
-    return None
-
-
-def _init_result(log: ConnLog) -> dict[str, Any] | None:
-    for m in log.msgs:
-        if m.direction == RECEIVED and m.kind == RESPONSE and m.ok and m.request is not None \
-                and m.request.method == "initialize" and isinstance(m.result, dict):
-            return m.result
-    return None
+from ...wire.transcript import RECEIVED, SENT, Frame
+from ..monitor import REQUEST, RESPONSE
+from ._attribution import (AGENT_METHODS, DEFINED_CODES, INVALID_PARAMS, INVALID_REQ, NOT_FOUND_M, PARSE,
+                           SESSION_NOT_FOUND, Sent, attribute, init_result, initialized_at, is_int,
+                           leniently_readable, null_error, undecided, valid_id)
+from ._common import ConnLog, ConnMonitor, FrameLogMixin, Msg, fr, id_key, js, offers_config_options
 
 
 class WireErrorMonitor(FrameLogMixin, ConnMonitor):
@@ -331,7 +49,7 @@ class WireErrorMonitor(FrameLogMixin, ConnMonitor):
             self._judge_shape(m)
         if m.direction == RECEIVED and m.kind == RESPONSE and isinstance(m.error, dict):
             code = m.error.get("code")
-            if _is_int(code):
+            if is_int(code):
                 if (-32768 <= code <= -32000 or -32899 <= code <= -32800) and code not in DEFINED_CODES:
                     self.warned("ERR-015", f"the {self.ctx.target_side} answered {m.method or 'a request'} (id {js(m.id)}) with "
                                 f"error code {code}, inside a reserved range but not defined by ACP/JSON-RPC.",
@@ -356,7 +74,7 @@ class WireErrorMonitor(FrameLogMixin, ConnMonitor):
             if not isinstance(err, dict):
                 problems.append(f"error is {js(err)}, not an object")
             else:
-                if not _is_int(err.get("code")):
+                if not is_int(err.get("code")):
                     problems.append(f"error.code is {js(err.get('code', '<missing>'))}, not an integer")
                 msg = err.get("message")
                 if not isinstance(msg, str) or not msg.strip():
@@ -423,7 +141,7 @@ class WireErrorMonitor(FrameLogMixin, ConnMonitor):
                 continue
             quoted = js(s.frame.raw.decode("utf-8", "replace"), 90)
             echo = s.value.get("id") if isinstance(s.value, dict) and valid_id(s.value.get("id")) else None
-            if rule == "ERR-006" and _leniently_readable(s.frame.raw) and (
+            if rule == "ERR-006" and leniently_readable(s.frame.raw) and (
                     not s.answers or null_error(s.answers[0].msg, code, echo) is not None):
                 self.noted(rule, f"the suite wrote {quoted}: JSON once a byte order mark is dropped or bytes that "
                            "are not UTF-8 are replaced, which a reader may do (RFC 8259 lets parsers ignore a byte "
@@ -431,7 +149,7 @@ class WireErrorMonitor(FrameLogMixin, ConnMonitor):
                            "answer it -32700.", fr(s.answers[:1] + [s.frame]))
                 continue
             if s.ambiguous:
-                self.noted(rule, f"the suite wrote {quoted}; {_undecided(s)}", fr([s.maybe[0], s.frame]))
+                self.noted(rule, f"the suite wrote {quoted}; {undecided(s)}", fr([s.maybe[0], s.frame]))
                 continue
             if not s.answers:
                 if s.closed_by is not None:
@@ -464,7 +182,7 @@ class WireErrorMonitor(FrameLogMixin, ConnMonitor):
     def _judge_nullid(self, log: ConnLog, s: Sent) -> None:
         method = s.value.get("method")
         if s.ambiguous:
-            self.noted("ERR-009", f"the suite sent {method} with id null; {_undecided(s)}", fr([s.maybe[0], s.frame]))
+            self.noted("ERR-009", f"the suite sent {method} with id null; {undecided(s)}", fr([s.maybe[0], s.frame]))
             return
         if not s.answers:
             self.noted("ERR-009", f"the suite sent {method} with id null and got no answer; what a receiver does "
@@ -527,7 +245,7 @@ class WireErrorMonitor(FrameLogMixin, ConnMonitor):
     def _methods(self, log: ConnLog, init_t: float | None) -> None:
         if init_t is None:
             return
-        res = _init_result(log) or {}
+        res = init_result(log) or {}
         caps = res.get("capabilities") if isinstance(res.get("capabilities"), dict) else {}
         sess = caps.get("session") if isinstance(caps.get("session"), dict) else {}
         gated = {}
@@ -570,7 +288,7 @@ class WireErrorMonitor(FrameLogMixin, ConnMonitor):
             if not r.responses or r.responses[0].duplicate:
                 continue
             kind = type(r.id).__name__
-            key = kind + (":neg" if _is_int(r.id) and r.id < 0 else "") + (":big" if _is_int(r.id) and r.id > 2**31
+            key = kind + (":neg" if is_int(r.id) and r.id < 0 else "") + (":big" if is_int(r.id) and r.id > 2**31
                                                                            else "")
             if key in seen:
                 continue
@@ -654,65 +372,3 @@ def _malformed_params(method: str | None, p: Any) -> str | None:
     return None
 
 
-ACTIVE_SCOPED = ("session/prompt", "session/set_config_option")
-
-
-class InactiveSessionMonitor(ConnMonitor):
-    """ERR-003: a session the test knows, used on a connection where it is not active."""
-
-    rules = ("ERR-003",)
-    expected = {
-        "ERR-003": "A session is active on a connection only once it was created or resumed there, until it is "
-                   "closed; a session/prompt or session/set_config_option for it otherwise gets -32002.",
-    }
-
-    def __init__(self, ctx):
-        super().__init__(ctx)
-        self.known: set[str] = set()  # created (or resumed) anywhere in this test
-        self.deleted: set[str] = set()
-
-    def analyze(self, log: ConnLog) -> None:
-        from .errors import _well_formed  # the same notion of "otherwise valid params" as ERR-001
-        active: set[str] = set()
-        init = False
-        for m in log.msgs:
-            if m.direction == RECEIVED and m.kind == RESPONSE and m.request is not None and not m.duplicate:
-                rq, sid = m.request, m.request.session_id
-                if rq.method == "initialize" and m.ok:
-                    init = True
-                elif rq.method == "session/new" and m.ok and isinstance(m.result, dict) \
-                        and isinstance(m.result.get("sessionId"), str):
-                    active.add(m.result["sessionId"])
-                    self.known.add(m.result["sessionId"])
-                elif rq.method == "session/resume" and m.ok and isinstance(sid, str):
-                    active.add(sid)
-                    self.known.add(sid)
-                elif rq.method in ("session/close", "session/delete") and isinstance(sid, str):
-                    if m.ok or m.error_code == SESSION_NOT_FOUND:
-                        active.discard(sid)
-                    if rq.method == "session/delete" and m.ok:
-                        self.deleted.add(sid)
-                continue
-            if m.direction != SENT or m.kind != REQUEST or m.method not in ACTIVE_SCOPED or not init:
-                continue
-            sid = m.session_id
-            if not isinstance(sid, str) or sid not in self.known or sid in active or sid in self.deleted:
-                continue  # unknown sessions are ERR-001's
-            if any(p.direction == SENT and p.kind == REQUEST and p.method in ("session/close", "session/delete",
-                                                                               "session/resume")
-                   and p.session_id == sid and not p.responses for p in log.msgs if p.order < m.order):
-                continue  # a close or resume of it was still in flight
-            if not m.responses:
-                continue
-            r = m.responses[0]
-            label = f"{m.method} id={js(m.id)} for session {sid!r}, which is not active on this connection"
-            if r.error_code == SESSION_NOT_FOUND:
-                self.pass_few("ERR-003", f"{label}, got -32002.", [r, m])
-            elif r.ok:
-                self.failed("ERR-003", f"{label} (closed here, or created on another connection and not resumed), "
-                            f"succeeded: {js(r.result, 120)}.", fr([r, m]))
-            elif _well_formed(m.method, m.params if isinstance(m.params, dict) else {}):
-                self.failed("ERR-003", f"{label}, got error {js(r.error_code)} instead of -32002.", fr([r, m]))
-            else:
-                self.noted("ERR-003", f"{label}, got error {js(r.error_code)}; its other params are invalid too.",
-                           fr([r, m]))

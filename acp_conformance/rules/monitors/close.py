@@ -1,7 +1,7 @@
 """session/close of a known session: the empty result, cancelling active work first, silence after.
 
 A session is *known* on a connection once a session/new or session/resume there answered it
-successfully. Closes of unknown sessions are CLOSE-005's (errors.py). "Active" work is a
+successfully. Closes of unknown sessions are CLOSE-005's (err.py). "Active" work is a
 running/requires_action state_update for the session with no idle since. A prompt is *pending* at
 the close when the suite sent it for the session before the close and no response had come.
 """
@@ -174,7 +174,7 @@ class CloseLifecycleMonitor(ConnMonitor):
             self.failed("CLOSE-004", f"{where} got {len(rs)} responses.", fr([rs[1], rs[0], p, c.req]))
             return
         if not rs:
-            patience = self.opt("observed_patience", None)  # observed traffic: see ERR-004 (errors.py)
+            patience = self.opt("observed_patience", None)  # observed traffic: see ERR-004 (err.py)
             if patience is not None and not log.alive and log.waited(c.req.t) < patience:
                 self.noted("CLOSE-004", f"{where} got no response ({log.end_desc}), but the connection ended sooner "
                            f"than the {patience:g} s a scripted run waits: not judged on observed traffic.",

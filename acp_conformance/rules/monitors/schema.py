@@ -89,3 +89,11 @@ class SchemaMonitor(Monitor):
 
 def _below_v2(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and v < 2
+
+
+class ClientSchemaMonitor(SchemaMonitor):
+    """SCHEMA-001 for a client: what it writes matches the schema (UPDATE-002/003 bind agents only)."""
+
+    side = "client"
+    rules = ("SCHEMA-001",)
+

@@ -16,7 +16,7 @@ from typing import Any
 from ...wire.transcript import SENT
 from ..monitor import NOTIFICATION, REQUEST
 from ._common import ConnLog, ConnMonitor, Msg, fr, is_abs_path, js, secs, session_update
-from .interaction_tool import active_sessions
+from .tool import active_sessions
 
 
 def strict_b64(s: Any) -> bool:

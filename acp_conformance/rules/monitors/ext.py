@@ -9,8 +9,8 @@ from typing import Any
 
 from ...wire.transcript import RECEIVED, SENT
 from ..monitor import REQUEST, RESPONSE
-from ._common import ConnLog, ConnMonitor, Msg, fr, js, session_update
-from .wire_errors import FrameLogMixin, attribute, initialized_at, valid_id
+from ._attribution import attribute, initialized_at, valid_id
+from ._common import ConnLog, ConnMonitor, FrameLogMixin, Msg, fr, js, session_update
 
 OPEN_ENUMS = {
     "state": ("running", "idle", "requires_action", "unknown"),

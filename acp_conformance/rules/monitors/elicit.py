@@ -25,7 +25,7 @@ from ...wire.transcript import EV_EXIT, RECEIVED, SENT
 from ..findings import SKIP
 from ..monitor import NOTIFICATION, REQUEST, RESPONSE
 from ._common import ConnLog, ConnMonitor, Msg, fr, id_key, js, secs, session_update
-from .interaction_tool import active_sessions
+from .tool import active_sessions
 
 SECRET = re.compile(r"pass(word|wd|phrase)|api.?key|token|secret|credential|private.?key|\bpin\b|cvv|card.?number",
                     re.I)

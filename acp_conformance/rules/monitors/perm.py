@@ -15,7 +15,7 @@ from typing import Any
 from ...wire.transcript import EV_EXIT, RECEIVED, SENT
 from ..monitor import REQUEST, RESPONSE
 from ._common import ConnLog, ConnMonitor, Msg, fr, is_abs_path, js, session_update
-from .interaction_tool import TOOL_KINDS, TOOL_STATUSES, active_sessions, known_value
+from .tool import TOOL_KINDS, TOOL_STATUSES, active_sessions, known_value
 
 OPTION_KINDS = ("allow_once", "allow_always", "reject_once", "reject_always")
 PROCEEDED = ("in_progress", "completed")
