@@ -47,3 +47,16 @@ def test_client_side_monitors_of_other_areas_sit_in_those_areas():
         areas = {rule.split("-")[0] for rule in cls.rules}
         if areas != {"CLIENT"}:
             assert _area_of_module(cls) in areas, cls
+
+
+def test_a_rules_expectation_is_the_catalogs_sentence():
+    # the sentence lives in the catalog only: no monitor rewords it in an ``expected`` of its own
+    from acp_conformance.rules.catalog import load_catalog
+    from acp_conformance.rules.monitor import Monitor
+
+    reworded = [cls.__name__ for cls in _ALL if any("expected" in vars(k) for k in cls.__mro__ if k is not Monitor)]
+    assert not reworded, reworded
+    catalog = load_catalog()
+    for cls in _ALL:
+        for rule in cls.rules:
+            assert cls.expected[rule] == catalog[rule].summary

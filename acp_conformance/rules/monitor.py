@@ -10,10 +10,12 @@ monitors: its kind, method, id, and, for a response, the request frame it answer
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from ..wire.transcript import EVENT, RECEIVED, SENT, Frame
+from .catalog import load_catalog
 from .findings import FAIL, INFO, NOT_TESTED, PASS, WARN, Finding
 
 REQUEST = "request"
@@ -160,12 +162,26 @@ class MonitorContext:
         return finding
 
 
+class CatalogSentences(Mapping[str, str]):
+    """Rule -> what it requires: the catalog's summary. A rule's sentence lives in the catalog only, so a
+    finding quotes the same expectation as ``acp-conformance rules`` and the reports."""
+
+    def __getitem__(self, rule: str) -> str:
+        return load_catalog()[rule].summary
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(load_catalog())
+
+    def __len__(self) -> int:
+        return len(load_catalog())
+
+
 class Monitor:
     """Base class. Subclasses list the rule IDs they judge in ``rules`` and override the hooks."""
 
     rules: tuple[str, ...] = ()
-    # Rule -> one sentence of what it requires; quoted in every finding.
-    expected: dict[str, str] = {}
+    # Rule -> one sentence of what it requires (from the catalog); quoted in every finding.
+    expected: Mapping[str, str] = CatalogSentences()
 
     def __init__(self, ctx: MonitorContext):
         self.ctx = ctx

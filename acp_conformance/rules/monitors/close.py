@@ -31,15 +31,6 @@ class _Close:
 
 class CloseLifecycleMonitor(ConnMonitor):
     rules = ("CLOSE-001", "CLOSE-002", "CLOSE-003", "CLOSE-004")
-    expected = {
-        "CLOSE-001": "session/close of an active (known) session succeeds with an object result ({} or only _meta).",
-        "CLOSE-002": "Closing a session with active foreground work sends an idle state_update with stopReason "
-                     "\"cancelled\" for it before the successful close response.",
-        "CLOSE-003": "After the close response the agent sends no notification or request for that session on "
-                     "the connection (responses to earlier requests excepted).",
-        "CLOSE-004": "Prompts of the session still unanswered at the close get exactly one response: -32800 if "
-                     "they were not inserted, or success with a user message sent before the close response.",
-    }
 
     def analyze(self, log: ConnLog) -> None:
         known: set[str] = set()

@@ -30,8 +30,6 @@ def _paths(method: str | None, p: Any) -> list[tuple[str, Any]]:
 class ClientPathMonitor(ConnMonitor):
     side = "client"
     rules = ("CONTENT-004",)
-    expected = {"CONTENT-004": "Every file path the client sends (cwd, additionalDirectories, stdio MCP server "
-                               "commands) is absolute."}
 
     def on_msg(self, log: ConnLog, m: Msg) -> None:
         if m.direction != "received" or m.kind != REQUEST:

@@ -73,13 +73,6 @@ class _Cand:
 
 class SessionErrorMonitor(ConnMonitor):
     rules = ("ERR-001", "ERR-002", "CLOSE-005")
-    expected = {
-        "ERR-001": "A session-scoped request (session/prompt, session/set_config_option, session/resume) naming a "
-                   "session that does not exist is answered with error -32002.",
-        "ERR-002": "A -32002 error carries error.data = {sessionId: <the requested session id>}.",
-        "CLOSE-005": "Closing a session that does not exist or is already closed should succeed (a -32002 answer "
-                     "is tolerated).",
-    }
 
     def __init__(self, ctx):
         super().__init__(ctx)
@@ -218,9 +211,6 @@ class SessionErrorMonitor(ConnMonitor):
 
 class ResponseMonitor(ConnMonitor):
     rules = ("ERR-004",)
-    expected = {
-        "ERR-004": "Every request receives exactly one response carrying the same id (same JSON type and value).",
-    }
 
     def __init__(self, ctx):
         super().__init__(ctx)
@@ -305,10 +295,6 @@ class InactiveSessionMonitor(ConnMonitor):
     """ERR-003: a session the test knows, used on a connection where it is not active."""
 
     rules = ("ERR-003",)
-    expected = {
-        "ERR-003": "A session is active on a connection only once it was created or resumed there, until it is "
-                   "closed; a session/prompt or session/set_config_option for it otherwise gets -32002.",
-    }
 
     def __init__(self, ctx):
         super().__init__(ctx)

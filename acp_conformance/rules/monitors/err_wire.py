@@ -21,27 +21,6 @@ class WireErrorMonitor(FrameLogMixin, ConnMonitor):
     side = "both"  # judges the target's frames in either role (ctx.target_side)
     rules = ("ERR-005", "ERR-006", "ERR-007", "ERR-008", "ERR-009", "ERR-010", "ERR-011", "ERR-012",
              "ERR-013", "ERR-014", "ERR-015")
-    expected = {
-        "ERR-005": "A request for a method the agent does not implement (or a capability-gated method it did not "
-                   "advertise) gets error -32601 Method not found.",
-        "ERR-006": "A line that is not valid JSON gets one Parse error (-32700) with id null, and the connection "
-                   "keeps working.",
-        "ERR-007": "A JSON value that is not a valid Request object gets Invalid Request (-32600), with id null "
-                   "(or the readable id).",
-        "ERR-008": "Request ids (integers or strings) are echoed exactly: same JSON type and value.",
-        "ERR-009": "Request ids are never null: the agent never sends a request with id null (and a request with "
-                   "id null is refused with -32600).",
-        "ERR-010": "The agent never reuses a request id while an earlier request with that id awaits its "
-                   "response.",
-        "ERR-011": "Notifications never get a response, neither success nor error, even when unknown or "
-                   "malformed.",
-        "ERR-012": "Responses are well-formed JSON-RPC 2.0: jsonrpc \"2.0\", the request id, exactly one of "
-                   "result/error; an error has an integer code and a non-empty string message.",
-        "ERR-013": "Malformed parameters get -32602 Invalid params (a success is a failure).",
-        "ERR-014": "A request other than initialize before initialization has completed is rejected with -32600.",
-        "ERR-015": "Error codes inside the reserved ranges (-32768..-32000, -32899..-32800) are only the ones "
-                   "ACP/JSON-RPC define.",
-    }
 
     def on_msg(self, log: ConnLog, m: Msg) -> None:
         if m.direction == RECEIVED and m.is_dict and "method" not in m.msg and (

@@ -28,13 +28,6 @@ UNSUPPORTED = -32022
 
 class InitializeMonitor(ConnMonitor):
     rules = ("INIT-001", "INIT-002", "INIT-003")
-    expected = {
-        "INIT-001": "Asked for protocol version 2 or later, a v2 agent answers initialize with protocolVersion 2 "
-                    "(its highest supported version at or below the request), not an error.",
-        "INIT-002": "The agent never answers initialize with a protocolVersion greater than the requested one.",
-        "INIT-003": "When no supported version is at or below the requested one, initialize fails with -32022 and "
-                    "error.data {requested, supported} (supported: non-empty array of versions above the request).",
-    }
 
     def __init__(self, ctx):
         super().__init__(ctx)
@@ -193,24 +186,6 @@ def bad_capabilities(caps: Any) -> str | None:
 
 class InitShapeMonitor(ConnMonitor):
     rules = ("INIT-004", "INIT-005", "INIT-006", "INIT-007", "INIT-008", "INIT-009", "INIT-010", "INIT-011")
-    expected = {
-        "INIT-004": "A failed initialize leaves the connection uninitialized, so a corrected initialize still "
-                    "succeeds.",
-        "INIT-005": "The initialize result has an integer protocolVersion, info {name, version} (strings), "
-                    "optional capabilities (an object) and optional authMethods (an array).",
-        "INIT-006": "A repeated initialize before any other request is answered too, with the same "
-                    "protocolVersion; the latest successful one is authoritative.",
-        "INIT-007": "Client capabilities omitted from initialize are unsupported: no elicitation/create without "
-                    "capabilities.elicitation, no terminal auth method without capabilities.auth.terminal.",
-        "INIT-008": "The agent copes with any combination of client capabilities (unknown keys, _meta, empty or "
-                    "all-null sub-objects): initialize succeeds.",
-        "INIT-009": "Malformed optional capability values fall back to unsupported: initialize succeeds (-32602 "
-                    "is tolerated with a warning).",
-        "INIT-010": "Capability support markers in the initialize result are objects (or absent/null), never "
-                    "booleans.",
-        "INIT-011": "A malformed initialize (no protocolVersion or info, protocolVersion not an unsigned 16-bit "
-                    "integer) is rejected with -32602.",
-    }
 
     def analyze(self, log: ConnLog) -> None:
         client_caps: dict[str, Any] | None = None

@@ -107,24 +107,6 @@ def _text_of(blocks: Any) -> str | None:
 class PromptMonitor(ConnMonitor):
     rules = ("PROMPT-001", "PROMPT-002", "PROMPT-003", "PROMPT-004", "PROMPT-005", "PROMPT-006",
              "PROMPT-011", "PROMPT-012", "PROMPT-013")
-    expected = {
-        "PROMPT-001": "A successful session/prompt result is an object whose messageId is the inserted "
-                      "user message's id, a non-empty string.",
-        "PROMPT-002": "The inserted message is reported as user_message or user_message_chunk updates for the "
-                      "session carrying the messageId the response returned (before or after the response), "
-                      "and no other new user-message id belongs to that submission.",
-        "PROMPT-003": "Once the user message has been inserted the agent never answers that session/prompt with "
-                      "an error; failures end the work with an idle stopReason \"error\" instead.",
-        "PROMPT-004": "An error response means nothing was inserted: no new user-message update follows a "
-                      "rejected prompt.",
-        "PROMPT-005": "The agent answers session/prompt as soon as the message is inserted, without waiting for "
-                      "the foreground work to finish.",
-        "PROMPT-006": "Distinct inserted submissions get distinct messageIds, also for identical content.",
-        "PROMPT-011": "Foreground work of an accepted prompt is reported by a state_update running (or "
-                      "requires_action) for the session before the idle that ends it.",
-        "PROMPT-012": "When no foreground work remains the agent reports a state_update idle for the session.",
-        "PROMPT-013": "The idle state_update that ends foreground work carries a non-null string stopReason.",
-    }
 
     def __init__(self, ctx):
         super().__init__(ctx)

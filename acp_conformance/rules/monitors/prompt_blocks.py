@@ -47,10 +47,6 @@ _URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")  # a scheme (RFC 3986): what ever
 
 class PromptBlocksMonitor(ConnMonitor):
     rules = ("PROMPT-008", "PROMPT-009")
-    expected = {
-        "PROMPT-008": "An agent with capabilities.session accepts prompts made of text and resource_link blocks.",
-        "PROMPT-009": "A prompt with a content block type the agent does not support is rejected with -32602.",
-    }
 
     def analyze(self, log: ConnLog) -> None:
         caps: dict | None = None

@@ -89,15 +89,6 @@ class _Resume:
 
 class ResumeMonitor(ConnMonitor):
     rules = ("RESUME-002", "RESUME-003", "RESUME-004", "RESUME-005")
-    expected = {
-        "RESUME-002": "A successful session/resume with replayFrom is preceded by exactly one replay_complete for "
-                      "the session, after the last replayed update and before the response.",
-        "RESUME-003": "After replay_complete and before the session/resume response the agent sends a "
-                      "current-state state_update for the session.",
-        "RESUME-004": "Every successful session/resume, with or without replay, is preceded by a current "
-                      "state_update for the session sent after the request (after any replay).",
-        "RESUME-005": "No replay_complete is sent for a session/resume whose replayFrom is omitted or null.",
-    }
 
     def analyze(self, log: ConnLog) -> None:
         window = float(self.opt("replay_marker_window", 5.0))
@@ -283,16 +274,6 @@ def _snapshot_state(inside: list[Msg]) -> Any:
 
 class ResumeLifecycleMonitor(ConnMonitor):
     rules = ("RESUME-001", "RESUME-006", "RESUME-007", "RESUME-011", "PROMPT-007")
-    expected = {
-        "RESUME-001": "With replayFrom {type: start} the replayed history for the session arrives before the "
-                      "session/resume response.",
-        "RESUME-006": "Without replayFrom (omitted or null) no earlier history of the session is replayed before "
-                      "the response.",
-        "RESUME-007": "An unsupported or malformed replayFrom cursor is rejected with -32602, with no "
-                      "replay_complete and no replayed history.",
-        "RESUME-011": "configOptions and availableCommands in a session/resume result, when present, are arrays.",
-        "PROMPT-007": "A replayed user message keeps the messageId it was given at insertion.",
-    }
 
     def __init__(self, ctx):
         super().__init__(ctx)

@@ -58,20 +58,6 @@ def _stop_choice(resp: Msg, req: Msg) -> bool:
 
 class StateLifecycleMonitor(ConnMonitor):
     rules = ("STATE-001", "STATE-002", "STATE-003", "STATE-007", "PROMPT-014", "PROMPT-015")
-    expected = {
-        "STATE-001": "A state_update's state is running, idle, requires_action, unknown or a \"_\"-prefixed "
-                     "custom state.",
-        "STATE-002": "After requires_action the agent reports running when progress resumes, or idle if the work "
-                     "ends.",
-        "STATE-003": "While the foreground work waits for a permission answer the agent reports requires_action, "
-                     "and running again when it resumes.",
-        "STATE-007": "stopReason \"cancelled\" is only used for stops the user or client chose (session/cancel, "
-                     "session/close, session/delete, $/cancel_request, a declined or cancelled permission).",
-        "PROMPT-014": "A stopReason is end_turn, max_tokens, max_turn_requests, refusal, cancelled, error or a "
-                      "\"_\"-prefixed custom value.",
-        "PROMPT-015": "An idle with stopReason \"error\" carries an error object {code: integer, message: string, "
-                      "data?}.",
-    }
 
     def analyze(self, log: ConnLog) -> None:
         ss: dict[Any, _S] = {}
@@ -265,16 +251,6 @@ def _items(bg: list) -> list[tuple[str, str]]:
 
 class BackgroundMonitor(ConnMonitor):
     rules = ("STATE-005", "STATE-006", "CANCEL-010")
-    expected = {
-        "STATE-005": "Once a state_update of a session carried `background`, every later state_update of that "
-                     "session carries it (an array; [] when nothing runs).",
-        "STATE-006": "Background items reference a terminal, tool call or subagent announced before the first "
-                     "snapshot that lists them, are listed once (process-backed work as its terminal only), "
-                     "and report exitStatus / a final status before the snapshot that drops them.",
-        "CANCEL-010": "session/cancel does not stop work listed in the latest background snapshot: listed "
-                      "terminals get no exitStatus and listed tool calls no `cancelled` status from the cancel, "
-                      "and they stay listed until they finish.",
-    }
 
     def analyze(self, log: ConnLog) -> None:
         ss: dict[Any, _Background] = {}
