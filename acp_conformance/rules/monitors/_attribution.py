@@ -32,10 +32,6 @@ from ...wire.transcript import RECEIVED, SENT, Frame, parse_line
 from ..monitor import NOTIFICATION, REQUEST, RESPONSE, classify
 from ._common import ConnLog, Msg, id_key, js, raw_carries_id
 
-# client -> agent requests of ACP v2 (the rest is "not implemented" for an agent)
-AGENT_METHODS = ("initialize", "auth/login", "auth/logout", "session/new", "session/list", "session/delete",
-                 "session/resume", "session/close", "session/prompt", "session/set_config_option",
-                 "tool_call/cancel", "terminal/cancel")
 DEFINED_CODES = (-32700, -32600, -32601, -32602, -32603, -32800, -32000, -32002, -32022)
 PARSE, INVALID_REQ, NOT_FOUND_M, INVALID_PARAMS, SESSION_NOT_FOUND = -32700, -32600, -32601, -32602, -32002
 

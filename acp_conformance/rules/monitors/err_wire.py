@@ -11,7 +11,7 @@ from typing import Any
 
 from ...wire.transcript import RECEIVED, SENT, Frame
 from ..monitor import REQUEST, RESPONSE
-from ._attribution import (AGENT_METHODS, DEFINED_CODES, INVALID_PARAMS, INVALID_REQ, NOT_FOUND_M, PARSE,
+from ._attribution import (DEFINED_CODES, INVALID_PARAMS, INVALID_REQ, NOT_FOUND_M, PARSE,
                            SESSION_NOT_FOUND, Sent, attribute, init_result, initialized_at, is_int,
                            leniently_readable, null_error, undecided, valid_id)
 from ._common import ConnLog, ConnMonitor, FrameLogMixin, Msg, fr, id_key, js, offers_config_options
@@ -232,11 +232,12 @@ class WireErrorMonitor(FrameLogMixin, ConnMonitor):
             gated["session/delete"] = "capabilities.session.delete is not advertised"
         if not res.get("authMethods"):
             gated["auth/login"] = gated["auth/logout"] = "no authMethods are advertised"
+        agent_methods = self.ctx.schema.requests_to("agent")  # the rest is "not implemented" for an agent
         for m in log.msgs:
             if m.direction != SENT or m.kind != REQUEST or not valid_id(m.id) or m.t < init_t or not m.responses:
                 continue
             why = None
-            if m.method not in AGENT_METHODS:
+            if m.method not in agent_methods:
                 why = "not an ACP v2 agent method"
             elif m.method in gated:
                 why = gated[m.method]
