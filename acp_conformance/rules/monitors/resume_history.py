@@ -1,0 +1,253 @@
+"""session/resume, across the connections of one test (the RESUME area's second module): replay of history, original ids, no replay
+without replayFrom, unsupported cursors rejected, array-valued result members.
+
+*History* of a session is what the test saw live (outside any resume window): user messages (id and
+content of the live user_message), agent messages/thoughts and tool calls, by id. A replayed user
+message "is" a live one when its content equals the live content (PROMPT-007). A resume window
+is the time between a session/resume request and its response; the updates in it for the session are
+the replay. The monitor keeps its own state across connections because history crosses restarts.
+
+Each resume is tracked by its own request. When several resumes of one session are in flight on a
+connection at once, each update in between goes to all of them and cannot be attributed: a finding
+that depends on the attribution is then informational. What the response alone shows (a malformed
+cursor accepted, the shape of the result) is judged whatever the overlap.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...wire.transcript import RECEIVED, SENT
+from ..monitor import REQUEST, RESPONSE
+from ._common import AGENT_MESSAGE_KINDS, TOOL_KINDS, USER_KINDS, ConnLog, ConnMonitor, Msg, fr, hashable, js, session_update
+
+_HISTORY = USER_KINDS + AGENT_MESSAGE_KINDS + TOOL_KINDS
+
+
+def _cj(content: Any) -> str:
+    return json.dumps(content, sort_keys=True)
+
+
+def _ref(upd: dict) -> tuple[str, Any] | None:
+    kind = upd.get("sessionUpdate")
+    key = "toolCallId" if kind in TOOL_KINDS else "messageId"
+    if kind in _HISTORY and hashable(upd.get(key)):
+        return (key, upd.get(key))
+    return None
+
+
+@dataclass(eq=False)
+class _Hist:
+    refs: set = field(default_factory=set)
+    users: dict = field(default_factory=dict)  # content (JSON) -> ids it was given live (echo and response)
+
+
+@dataclass(eq=False)
+class _R:
+    req: Msg
+    sid: str
+    replay_from: Any
+    resp: Msg | None = None
+    inside: list[Msg] = field(default_factory=list)
+    known: set = field(default_factory=set)  # history refs known when the resume was sent
+    users: dict = field(default_factory=dict)
+    after: list[Msg] = field(default_factory=list)  # history updates after the response, before new work
+    after_open: bool = True
+    overlaps: list["_R"] = field(default_factory=list)  # resumes of the session in flight at the same time
+
+    def overlap_note(self, label: str) -> str:
+        ids = ", ".join(f"id={js(o.req.id)}" for o in self.overlaps)
+        return (f"{label} overlapped another resume of the session on this connection ({ids}: one was sent before "
+                "the other was answered), so the session's updates in between cannot be attributed to one of them")
+
+
+def _snapshot_state(inside: list[Msg]) -> Any:
+    """The state the last state_update before the resume's response reported (its current-state snapshot)."""
+    for x in reversed(inside):
+        u = x.msg["params"]["update"]
+        if u.get("sessionUpdate") == "state_update":
+            return u.get("state")
+    return None
+
+
+class ResumeLifecycleMonitor(ConnMonitor):
+    rules = ("RESUME-001", "RESUME-006", "RESUME-007", "RESUME-011", "PROMPT-007")
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.hist: dict[str, _Hist] = {}
+        self.resumes: list[_R] = []
+        self.open: dict[int, _R] = {}  # id() of the request -> the resume awaiting its response
+        self.prompts: dict[int, tuple[str, Any]] = {}
+
+    def on_msg(self, log: ConnLog, m: Msg) -> None:
+        if m.direction == SENT:
+            if m.kind == REQUEST and isinstance(m.session_id, str):
+                if m.method == "session/resume":
+                    h = self.hist.setdefault(m.session_id, _Hist())
+                    r = _R(m, m.session_id, m.params.get("replayFrom"), known=set(h.refs),
+                           users={k: set(v) for k, v in h.users.items()})
+                    for o in self.resumes:
+                        if o.sid == r.sid:
+                            o.after_open = False
+                    for o in self._open_for(m.conn, r.sid):
+                        o.overlaps.append(r)
+                        r.overlaps.append(o)
+                    self.resumes.append(r)
+                    self.open[id(m)] = r
+                elif m.method == "session/prompt":
+                    self.prompts[id(m)] = (m.session_id, m.params.get("prompt"))
+            return
+        if m.direction != RECEIVED:
+            return
+        if m.kind == RESPONSE:
+            rq = m.request
+            if rq is None or m.duplicate:
+                return
+            if rq.method == "session/resume":
+                r = self.open.pop(id(rq), None)
+                if r is not None:
+                    r.resp = m
+                    if _snapshot_state(r.inside) in ("running", "requires_action"):
+                        r.after_open = False  # work runs: what follows the response is live, not replay
+            elif rq.method == "session/prompt" and m.ok and isinstance(m.result, dict) and id(rq) in self.prompts:
+                sid, content = self.prompts[id(rq)]
+                mid = m.result.get("messageId")
+                if isinstance(content, list) and hashable(mid):
+                    self.hist.setdefault(sid, _Hist()).users.setdefault(_cj(content), set()).add(mid)
+            return
+        su = session_update(m)
+        if su is None:
+            return
+        sid, upd = su
+        inside = self._open_for(m.conn, sid)
+        if inside:
+            for r in inside:
+                r.inside.append(m)
+            return
+        kind = upd.get("sessionUpdate")
+        if kind == "state_update" and upd.get("state") in ("running", "requires_action"):
+            for o in self.resumes:
+                if o.sid == sid:
+                    o.after_open = False
+        ref = _ref(upd)
+        if ref is None:
+            return
+        if kind == "user_message" and isinstance(upd.get("content"), list):
+            self.hist.setdefault(sid, _Hist()).users.setdefault(_cj(upd["content"]), set()).add(upd.get("messageId"))
+        for o in self.resumes:
+            if o.sid == sid and o.resp is not None and o.after_open and o.req.conn == m.conn and ref in o.known:
+                o.after.append(m)
+        self.hist.setdefault(sid, _Hist()).refs.add(ref)
+
+    def _open_for(self, conn: int, sid: str) -> list[_R]:
+        return [r for r in self.open.values() if r.sid == sid and r.req.conn == conn]
+
+    def finish_test(self) -> None:
+        for r in self.resumes:
+            self._judge(r)
+
+    def _judge(self, r: _R) -> None:
+        resp = r.resp
+        label = f"session/resume id={js(r.req.id)} of {r.sid!r} with replayFrom {js(r.replay_from, 80)}"
+        if resp is None:
+            return
+        rf = r.replay_from
+        replayed = [m for m in r.inside if _ref(m.msg["params"]["update"]) is not None]
+        markers = [m for m in r.inside if m.msg["params"]["update"].get("sessionUpdate") == "replay_complete"]
+        if rf is not None and not (isinstance(rf, dict) and rf.get("type") == "start"):
+            # RESUME-007
+            if resp.ok:
+                self.failed("RESUME-007", f"{label} succeeded ({js(resp.result, 80)}) instead of -32602.",
+                            fr([resp, r.req]))
+            elif resp.error_code == -32602:
+                if (markers or replayed) and r.overlaps:
+                    x = (markers + replayed)[0]
+                    self.noted("RESUME-007", f"{r.overlap_note(label)}: it was rejected with -32602 and a "
+                               f"{x.msg['params']['update'].get('sessionUpdate')} for the session came before the "
+                               f"error (t={x.t:.2f}), perhaps for the other resume.", fr([x, resp, r.req]))
+                elif markers or replayed:
+                    x = (markers + replayed)[0]
+                    self.failed("RESUME-007", f"{label} was rejected with -32602 but a "
+                                f"{x.msg['params']['update'].get('sessionUpdate')} came before the error "
+                                f"(t={x.t:.2f}).", fr([x, resp, r.req]))
+                else:
+                    self.pass_few("RESUME-007", f"{label} was rejected with -32602, nothing replayed.", [resp, r.req])
+            elif resp.error_code == -32002:
+                self.noted("RESUME-007", f"{label} was answered -32002 (session not found), so the cursor was not "
+                           "judged.", fr([resp, r.req]))
+            else:
+                self.failed("RESUME-007", f"{label} was answered with error {js(resp.error)}, not -32602.",
+                            fr([resp, r.req]))
+            return
+        if not resp.ok:
+            return
+        # RESUME-011
+        res = resp.result if isinstance(resp.result, dict) else {}
+        bad = [k for k in ("configOptions", "availableCommands") if k in res and not isinstance(res[k], list)]
+        if bad:
+            self.failed("RESUME-011", f"{label}: result {bad[0]} is {js(res[bad[0]], 80)}, not an array.",
+                        fr([resp, r.req]))
+        else:
+            present = [k for k in ("configOptions", "availableCommands") if k in res]
+            self.pass_few("RESUME-011", f"{label}: result members {present or 'none'} "
+                          f"{'are arrays' if present else 'of configOptions/availableCommands present'}.",
+                          [resp, r.req])
+        if rf is None:
+            # RESUME-006
+            old = [m for m in replayed if _ref(m.msg["params"]["update"]) in r.known]
+            if old and r.overlaps:
+                x = old[0]
+                self.noted("RESUME-006", f"{r.overlap_note(label)}: {x.msg['params']['update'].get('sessionUpdate')} "
+                           f"{js(_ref(x.msg['params']['update']))} of the earlier history came at t={x.t:.2f}, before "
+                           "its response, perhaps replayed for the other resume.", fr([x, r.req, resp]))
+            elif old:
+                x = old[0]
+                self.failed("RESUME-006", f"{label}: {x.msg['params']['update'].get('sessionUpdate')} "
+                            f"{js(_ref(x.msg['params']['update']))} of the earlier history was replayed at "
+                            f"t={x.t:.2f}, before the response.", fr([x, r.req, resp]))
+            elif r.known:
+                self.pass_few("RESUME-006", f"{label}: none of the {len(r.known)} known history id(s) was "
+                              f"replayed before the response (t={resp.t:.2f}).", [resp, r.req])
+            return
+        # with replayFrom {type: start}
+        if not r.known:
+            return
+        if r.overlaps:
+            self.noted("RESUME-001", f"{r.overlap_note(label)}: which history updates were its replay is not "
+                       "judged.", fr([resp, r.req]))
+            return
+        if r.after:
+            x = r.after[0]
+            self.failed("RESUME-001", f"{label}: history update {x.msg['params']['update'].get('sessionUpdate')} "
+                        f"{js(_ref(x.msg['params']['update']))} was replayed at t={x.t:.2f}, after the response "
+                        f"(t={resp.t:.2f}).", fr([x, resp, r.req]))
+        elif replayed:
+            self.pass_few("RESUME-001", f"{label}: {len(replayed)} history update(s) replayed before the response "
+                          f"(t={resp.t:.2f}), none after it.", [replayed[0], resp, r.req])
+        else:
+            self.untested("RESUME-001", f"{label}: nothing of the {len(r.known)} known history id(s) was replayed "
+                          "(retention is optional).", fr([resp, r.req]))
+        # PROMPT-007
+        live_ids = set().union(*r.users.values()) if r.users else set()
+        for content, mids in r.users.items():
+            same = [m for m in replayed if m.msg["params"]["update"].get("sessionUpdate") in USER_KINDS
+                    and isinstance(m.msg["params"]["update"].get("content"), list)
+                    and _cj(m.msg["params"]["update"]["content"]) == content]
+            if not same:
+                continue
+            ids = [m.msg["params"]["update"].get("messageId") for m in same]
+            hit = [i for i in ids if i in mids]
+            if hit:
+                self.pass_few("PROMPT-007", f"{label}: the user message {js(hit[0])} was replayed with its original "
+                              "messageId.", [same[ids.index(hit[0])], r.req])
+            elif any(any(i in v for k, v in r.users.items() if k != content) for i in mids):
+                self.noted("PROMPT-007", f"{label}: the user message with id(s) {js(sorted(mids, key=str))} was "
+                           f"replayed as {js(ids[0])}, but that id was also given to other content (PROMPT-006 "
+                           "judges duplicate ids).", fr([same[0], r.req]))
+            elif not any(hashable(i) and i in live_ids for i in ids):
+                self.failed("PROMPT-007", f"{label}: the user message inserted as {js(sorted(mids, key=str))} was "
+                            f"replayed (same content) as {js(ids[0])}.", fr([same[0], r.req, resp]))
+
