@@ -286,7 +286,7 @@ def run_fuzz(argv: list[str]) -> int:
         result = client.fuzz(client.config, **kw)
     else:
         from .fuzz.run import fuzz
-        from .fuzz.stateful import FuzzConfig
+        from .fuzz.config import FuzzConfig
         result = fuzz(FuzzConfig(target, timeout=a.timeout, strict=a.strict, prestart=not a.no_prestart), **kw)
     print("\n".join(fuzz_summary(result, side, target)[1:]))  # the first line is printed above
     return 1 if result.failure else 0
@@ -303,7 +303,7 @@ def run_replay(argv: list[str]) -> int:
             result = client.replay(a.file, client.config)
         else:
             from .fuzz.run import replay
-            from .fuzz.stateful import FuzzConfig
+            from .fuzz.config import FuzzConfig
             report_dir = Path(a.report_dir)
             try:
                 report_dir.mkdir(parents=True, exist_ok=True)

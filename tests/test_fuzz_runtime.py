@@ -11,7 +11,7 @@ import uuid
 from pathlib import Path
 
 from acp_conformance.fuzz.run import fuzz
-from acp_conformance.fuzz.stateful import FuzzConfig
+from acp_conformance.fuzz.config import FuzzConfig
 from acp_conformance.wire.transcript import EV_START
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,16 +70,16 @@ def test_a_spare_that_cannot_live_beside_the_running_process_is_replaced(tmp_pat
 
 
 def test_prestart_off_starts_each_process_with_its_example(tmp_path):
-    from acp_conformance.fuzz import stateful
+    from acp_conformance.fuzz import judge
     started: list[bool] = []
-    feed = stateful.Judge.feed
+    feed = judge.Judge.feed
 
     def spy(self, frame):
         if frame.event == EV_START:
             started.append(bool((frame.detail or {}).get("prestarted")))
         return feed(self, frame)
 
-    stateful.Judge.feed = spy
+    judge.Judge.feed = spy
     try:
         argv = [sys.executable, "-m", "acp_conformance.reference.agent"]
         fuzz(FuzzConfig(argv, prestart=False), seed=1, max_examples=2, step_count=5)
@@ -88,7 +88,7 @@ def test_prestart_off_starts_each_process_with_its_example(tmp_path):
         fuzz(FuzzConfig(argv), seed=1, max_examples=2, step_count=5)
         on = list(started)
     finally:
-        stateful.Judge.feed = feed
+        judge.Judge.feed = feed
     assert off and True not in off
     assert on[0] is False and True in on  # the first example has no spare yet; the second takes one
 
