@@ -58,6 +58,10 @@ class LiveTarget:
         self.closed = False
         self.on_close = None  # called with this target when it closes
         self.problem_kind: str | None = None  # of the last step: died | timeout | stray | harness | aborted
+        self.restart_spare: Transport | None = None  # started in this directory for a restart (start_restart_spare)
+        self.restart_spare_died = False  # one was dead when the restart came: start no more
+        self._dead: list[Transport] = []
+        self.runner.take_started = self._take_restart_spare
         t = time.perf_counter()
         started = loop.run_until_complete(_new_event())
         self._host_task = loop.create_task(self._host(started))
@@ -108,6 +112,33 @@ class LiveTarget:
             return f"{step.describe()}: the suite stopped waiting"
         return None
 
+    def start_restart_spare(self) -> None:
+        """Start the process that the next restart takes, in this target's directory (the restarted process
+        must find what this one stored there): its start-up overlaps the example instead of adding to it."""
+        if self.restart_spare is not None or self.closed:
+            return
+        t = time.perf_counter()
+        transport = Transport(self.config.argv, Transcript(), cwd=str(self.runner.workdir), env=self.config.env)
+        try:
+            self.loop.run_until_complete(transport.spawn())
+        except TargetError:  # the restart starts its own process, and says why it cannot
+            return
+        finally:
+            self.stats.t_start += time.perf_counter() - t
+        self.restart_spare = transport
+
+    def _take_restart_spare(self) -> Transport | None:
+        """The restart spare, if it still runs (called by the runner's restart, in the event loop)."""
+        spare, self.restart_spare = self.restart_spare, None
+        if spare is None:
+            return None
+        if not spare.running:  # it could not run beside the process it replaces (a lock?)
+            self._dead.append(spare)
+            self.restart_spare_died = True
+            return None
+        self.stats.restart_spares += 1
+        return spare
+
     def interrupt(self) -> None:
         """Stop the running step (called in the event loop, by the judge's listener)."""
         if self._scope is not None:
@@ -138,6 +169,11 @@ class LiveTarget:
                 self._stop.set()
             with contextlib.suppress(Exception):
                 self.loop.run_until_complete(asyncio.wait_for(self._host_task, 15))
+            unused = self._dead + ([self.restart_spare] if self.restart_spare is not None else [])
+            self.restart_spare, self._dead = None, []
+            for spare in unused:
+                with contextlib.suppress(Exception):
+                    self.loop.run_until_complete(spare.discard())
         finally:
             shutil.rmtree(self.tmp, ignore_errors=True)
             self.stats.t_start += time.perf_counter() - t
@@ -184,6 +220,7 @@ class FuzzSession:
         self.live: set[LiveTarget] = set()  # targets started and not yet closed
         self.spare: Spare | None = None  # the process the next example takes (config.prestart)
         self.prestart = config.prestart
+        self.prestart_restarts = config.prestart  # a restart's process too (off once one could not run beside)
         self.started = time.perf_counter()
         self.loop = asyncio.new_event_loop()  # run by this thread, a step at a time (see LiveTarget)
 
@@ -210,6 +247,16 @@ class FuzzSession:
         """Start the spare for the next example (when spares are on and the budget is not over)."""
         if self.spare is None and self.prestart and not self.over_budget():
             self.spare = self._start_spare()
+
+    def prestart_restart(self, target: LiveTarget) -> None:
+        """Start the process that a restart of ``target`` would take (when spares are on and the budget is
+        not over). Once one was dead when its restart came, the target cannot run twice in one directory:
+        restarts start their own processes from then on."""
+        if target.restart_spare_died and self.prestart_restarts:
+            self.prestart_restarts = False
+            self.stats.spares_died += 1
+        if self.prestart and self.prestart_restarts and not self.over_budget():
+            target.start_restart_spare()
 
     def stop_prestarting(self) -> None:
         """No more spares in this run (one died before its example could use it)."""

@@ -285,6 +285,8 @@ class AgentMachine(ExampleSteps):
         save = self.request("session/resume", params, rid)
         if self.ok(save):
             s.alive = True
+        # a resume in a new process may come next: its process starts now, while the example goes on
+        self.fs.prestart_restart(self.target)
 
     @precondition(lambda self: self.alive())
     @rule(data=st.data(), params_seed=st.none() | PAYLOAD_SEEDS, rid=request_ids)
