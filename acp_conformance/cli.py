@@ -235,6 +235,9 @@ def _fuzz_parser(prog: str, replay: bool) -> argparse.ArgumentParser:
         p.add_argument("--steps", type=int, default=100, metavar="N", help="rules per example (default 100)")
         p.add_argument("--report-dir", default="reports", metavar="DIR",
                        help="where fuzz-report.json and the shrunk counterexample go (default reports/)")
+        p.add_argument("--prestart-restarts", action="store_true",
+                       help="agents: start the process of a resume in a new process ahead too, in the example's "
+                            "directory (only for an agent that reads what it stored when asked, not at start-up)")
         p.add_argument("--no-prestart", action="store_true",
                        help="agents: start each example's process only when the example starts (by default it "
                             "starts while the example before runs, so two processes of the agent exist at once)")
@@ -287,7 +290,8 @@ def run_fuzz(argv: list[str]) -> int:
     else:
         from .fuzz.run import fuzz
         from .fuzz.config import FuzzConfig
-        result = fuzz(FuzzConfig(target, timeout=a.timeout, strict=a.strict, prestart=not a.no_prestart), **kw)
+        result = fuzz(FuzzConfig(target, timeout=a.timeout, strict=a.strict, prestart=not a.no_prestart,
+                                          prestart_restarts=a.prestart_restarts), **kw)
     print("\n".join(fuzz_summary(result, side, target)[1:]))  # the first line is printed above
     return 1 if result.failure else 0
 

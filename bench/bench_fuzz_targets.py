@@ -15,6 +15,7 @@ Baselines, measured in the same run and interleaved with it (so that both see th
 
 * ``--baseline-code DIR``: the same runs with the fuzzer of another checkout (``git worktree add`` or
   ``git archive`` of the commit before a change);
+* ``--prestart-restarts``: the same runs with each restart's process started ahead too (opt-in);
 * ``--no-prestart``: the same runs with no process started ahead (each example's and each restart's
   process starts when it is needed);
 * the floor: the target's own cost of the exchanges, driven by a raw stdio script (start and initialize,
@@ -57,7 +58,7 @@ def target_argv(name: str) -> list[str] | None:
 
 # -- one fuzz run (in a child process, with the fuzzer of --code) -----------------------------------------
 
-def child(code: str, argv: list[str], seed: int, budget: float, prestart: bool) -> dict:
+def child(code: str, argv: list[str], seed: int, budget: float, prestart: str) -> dict:
     """One run: steps and seconds of the search (up to the first finding), and where the time went."""
     sys.path.insert(0, code)
     import acp_conformance.fuzz.run as run_mod
@@ -90,7 +91,10 @@ def child(code: str, argv: list[str], seed: int, budget: float, prestart: bool) 
             return self.rec
 
     run_mod.Reducer = NoShrink
-    result = run_mod.fuzz(FuzzConfig(argv, startup_timeout=30.0, prestart=prestart), seed=seed,
+    options = {"prestart": prestart != "none"}
+    if prestart == "restarts":
+        options["prestart_restarts"] = True
+    result = run_mod.fuzz(FuzzConfig(argv, startup_timeout=30.0, **options), seed=seed,
                           max_examples=10 ** 6, budget=budget, step_count=100)
     s = result.stats
     steps, seconds = first[0] if first else (result.steps, result.seconds)
@@ -99,9 +103,9 @@ def child(code: str, argv: list[str], seed: int, budget: float, prestart: bool) 
             "split": {k: round(v, 3) for k, v in run_mod.time_split(result).items()}}
 
 
-def measure(code: Path, name: str, seed: int, budget: float, prestart: bool = True) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--child", str(code), name, str(seed), str(budget),
-                          "1" if prestart else "0"], capture_output=True, text=True, cwd=code)
+def measure(code: Path, name: str, seed: int, budget: float, prestart: str = "examples") -> dict:
+    out = subprocess.run([sys.executable, __file__, "--child", str(code), name, str(seed), str(budget), prestart],
+                         capture_output=True, text=True, cwd=code)
     if out.returncode != 0:
         raise SystemExit(f"the run of {name} (seed {seed}, {code}) failed:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -158,7 +162,7 @@ def floor(argv: list[str], n: int = 100) -> dict:
 def main() -> int:
     if sys.argv[1:2] == ["--child"]:
         code, name, seed, budget, prestart = sys.argv[2:7]
-        print(json.dumps(child(code, target_argv(name), int(seed), float(budget), prestart == "1")))
+        print(json.dumps(child(code, target_argv(name), int(seed), float(budget), prestart)))
         return 0
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--budget", type=float, default=20.0, help="seconds of fuzzing per run (default 20)")
@@ -166,12 +170,16 @@ def main() -> int:
     ap.add_argument("--targets", default="reference,turn,typescript")
     ap.add_argument("--baseline-code", metavar="DIR", help="another checkout: its fuzzer is the baseline")
     ap.add_argument("--no-prestart", action="store_true", help="also the runs with no process started ahead")
+    ap.add_argument("--prestart-restarts", action="store_true",
+                    help="also the runs whose restarts take a process started ahead (FuzzConfig.prestart_restarts)")
     a = ap.parse_args()
-    variants = [("this checkout", ROOT, True)]
+    variants = [("this checkout", ROOT, "examples")]
     if a.baseline_code:
-        variants.append((f"baseline {a.baseline_code}", Path(a.baseline_code).resolve(), True))
+        variants.append((f"baseline {a.baseline_code}", Path(a.baseline_code).resolve(), "examples"))
+    if a.prestart_restarts:
+        variants.append(("restarts on processes started ahead", ROOT, "restarts"))
     if a.no_prestart:
-        variants.append(("no process started ahead", ROOT, False))
+        variants.append(("no process started ahead", ROOT, "none"))
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     for name in a.targets.split(","):
         argv = target_argv(name)

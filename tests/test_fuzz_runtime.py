@@ -115,7 +115,7 @@ def test_the_budget_ends_the_run_inside_a_long_example(tmp_path):
 
 
 def test_a_restart_takes_the_process_started_ahead_in_its_directory(tmp_path):
-    """A resume in a new process takes a process started ahead (after the example's first resume) in the
+    """With --prestart-restarts, a resume in a new process takes a process started ahead (after the example's first resume) in the
     example's own directory: the restarted process finds what the one before stored there."""
     log = tmp_path / "cwds"
     argv = _wrapper(tmp_path, f"""
@@ -124,7 +124,8 @@ def test_a_restart_takes_the_process_started_ahead_in_its_directory(tmp_path):
             f.write(os.getcwd() + "\\n")
         """)
     mark = uuid.uuid4().hex
-    result = fuzz(FuzzConfig(argv, env={"ACP_TEST_MARK": mark}), seed=1, max_examples=4, step_count=40)
+    config = FuzzConfig(argv, env={"ACP_TEST_MARK": mark}, prestart_restarts=True)
+    result = fuzz(config, seed=1, max_examples=4, step_count=40)
     assert result.failure is None, result.failure
     assert result.stats.restart_spares >= 1, result.stats
     assert result.stats.spares_died == 0
@@ -135,7 +136,8 @@ def test_a_restart_takes_the_process_started_ahead_in_its_directory(tmp_path):
 
 
 def test_a_restart_process_that_cannot_live_beside_the_running_one_is_replaced(tmp_path):
-    """A target that refuses to start while another of its processes runs in the same directory: the
+    """A target that refuses to start while another of its processes runs in the same directory (with
+    --prestart-restarts): the
     process started ahead for a restart dies; the restart starts its own, restarts are no longer
     prestarted, and nothing is reported."""
     argv = _wrapper(tmp_path, """
@@ -147,7 +149,8 @@ def test_a_restart_process_that_cannot_live_beside_the_running_one_is_replaced(t
             sys.exit("another process of this agent runs in this directory")
         """)
     mark = uuid.uuid4().hex
-    result = fuzz(FuzzConfig(argv, env={"ACP_TEST_MARK": mark}), seed=1, max_examples=4, step_count=40)
+    config = FuzzConfig(argv, env={"ACP_TEST_MARK": mark}, prestart_restarts=True)
+    result = fuzz(config, seed=1, max_examples=4, step_count=40)
     assert result.failure is None, result.failure
     assert result.stats.spares_died == 1 and result.stats.restart_spares == 0, result.stats
     assert _alive_with(mark) == []

@@ -38,6 +38,10 @@ class FuzzConfig:
     strict: bool = False
     # start each example's process while the example before it runs (off: one process at a time)
     prestart: bool = True
+    # a restart's process too, in the example's directory, after the example's first resume (off by default:
+    # a target that reads what it stored only at start-up would see the state of that moment, not of the
+    # restart, and could be failed for it, DELETE-001 and DELETE-004 among the rules)
+    prestart_restarts: bool = False
 
 
 @dataclass

@@ -220,7 +220,8 @@ class FuzzSession:
         self.live: set[LiveTarget] = set()  # targets started and not yet closed
         self.spare: Spare | None = None  # the process the next example takes (config.prestart)
         self.prestart = config.prestart
-        self.prestart_restarts = config.prestart  # a restart's process too (off once one could not run beside)
+        # a restart's process too (off once one could not run beside the process it replaces)
+        self.prestart_restarts = config.prestart and config.prestart_restarts
         self.started = time.perf_counter()
         self.loop = asyncio.new_event_loop()  # run by this thread, a step at a time (see LiveTarget)
 
