@@ -43,7 +43,8 @@ acp-conformance compare REPORT.json... -o matrix.html
   One page with the implementations as columns and the rules as rows, each cell linking to its evidence.
 
 acp-conformance fuzz --agent-cmd CMD [--seed N] [--max-examples N] [--budget S] [--steps N]
-                     [--report-dir DIR] [--strict] [--timeout S]      (or --client-cmd CMD)
+                     [--report-dir DIR] [--strict] [--timeout S] [--no-prestart | --prestart-restarts]
+                     (or --client-cmd CMD)
   Fuzz the target with generated traffic judged by every rule; a failure is shrunk and written as a
   scenario file (fuzz-counterexample.yaml) beside fuzz-report.json. Exit 0: no finding, 1: a finding.
 
