@@ -154,3 +154,20 @@ def test_a_restart_process_that_cannot_live_beside_the_running_one_is_replaced(t
     assert result.failure is None, result.failure
     assert result.stats.spares_died == 1 and result.stats.restart_spares == 0, result.stats
     assert _alive_with(mark) == []
+
+
+def test_one_example_judged_again_from_its_frames_gives_the_same_blocking_rules(tmp_path):
+    """judge_example (the fuzz judge as one function): the transcript of a counterexample, judged again,
+    fails the rule the run failed it for; the same judge passes the frames of a correct agent's run."""
+    from acp_conformance.fuzz.judge import judge_example
+    from acp_conformance.protocol.schema import cached_schema
+    from acp_conformance.protocol.validate import Validator
+
+    planted = ROOT / "tests" / "planted" / "planted_agents.py"
+    result = fuzz(FuzzConfig([sys.executable, str(planted), "big-id"], timeout=3.0), seed=0, max_examples=100_000,
+                  budget=30.0, step_count=50, report_dir=tmp_path)
+    assert result.failure and "ERR-004" in result.rules, result.failure
+    blocking, _ = judge_example(result.transcript, Validator(cached_schema(None)))
+    assert "ERR-004" in {f.rule for f in blocking}, [f.rule for f in blocking]
+    # an empty example breaks nothing
+    assert judge_example([], Validator(cached_schema(None))) == ([], [])

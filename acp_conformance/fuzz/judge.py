@@ -3,6 +3,7 @@ the responses that answer nothing the suite sent (the awaited answer will not co
 
 ``Judge(validator, options, stats, strict)`` is fed every frame (``feed``), asked for the blocking
 failures found since it was last asked (``new_failures``), and told when the example ends (``finish``).
+``judge_example`` does all three for the frames of a whole example.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from typing import Any
+from typing import Any, Iterable
 
 from ..protocol.validate import Validator
 from ..rules.catalog import load_catalog
@@ -170,3 +171,14 @@ def failure_message(problem: str | None, stray: bool, bad: list[Finding]) -> str
     what = "the target answered what it was never asked" if stray else "the target stopped answering or died"
     return f"{what}: {problem}" + (f" ({named})" if named else "")
 
+
+
+def judge_example(frames: Iterable[Any], validator: Validator, options: dict[str, Any] | None = None,
+                  strict: bool = False) -> tuple[list[Finding], list[Finding]]:
+    """The frames of one whole example (wire.transcript.Frame, in order) judged by every agent monitor:
+    (the blocking failures, the failures provoked by spec-silent envelope cases, recorded only)."""
+    judge = Judge(validator, dict(options or {}), StepStats(), strict)
+    for frame in frames:
+        judge.feed(frame)
+    judge.finish()
+    return judge.new_failures(), list(judge.informational)
