@@ -111,6 +111,9 @@ class Runner:
         self._closed_here: set[str] = set()  # sessions this scenario closed (the form of a later resume)
         self.transport: Transport | None = None
         self.peer: Peer | None = None
+        # a restart takes the process this returns, when it returns one: a process of the target already
+        # started in this workdir (the fuzzer's, started while the connection before ran)
+        self.take_started: Callable[[], Transport | None] | None = None
         self._scope: anyio.CancelScope | None = None
         self._tg = None
         self._first_response_pending = True
@@ -574,7 +577,9 @@ class Runner:
     async def _step_restart(self, a: dict[str, Any], step: Step) -> None:
         await self.disconnect()
         self.transcript.conn += 1
-        await self.connect(a.get("env"))
+        # (asked once the old process has exited: a started process that could not run beside it is gone by now)
+        started = self.take_started() if self.take_started is not None and not a.get("env") else None
+        await self.connect(a.get("env"), started=started)
 
     async def _step_settle(self, a: dict[str, Any], step: Step) -> None:
         """Wait until the target has been quiet for ``seconds`` (bounded at five times that)."""
