@@ -55,6 +55,8 @@ def for_run(config, settings: dict) -> "TestLoop":
 
 
 class TestLoop:
+    __test__ = False  # not a pytest test class, despite its name
+
     """Runs each test's driver, and keeps the spare for the next test (when ``enabled``)."""
 
     def __init__(self, enabled: bool):

@@ -447,10 +447,11 @@ class Runner:
     async def _wait_idle(self, sid: Any, since: int, what: str, timeout: Any = None) -> Frame:
         """The idle after ``since``; when the session owes none (see _IdleOwed), the wait ends at once, or as soon
         as the last thing it owed is settled without one (a prompt answered with an error), with WaitTimeout."""
-        owed = _IdleOwed(sid, self.transcript.frames)
+        frames = self.transcript.frames
         wanted = lambda f: _is_update(f, sid, "state_update", "idle")  # noqa: E731
-        if not owed.owed() and not any(f.seq > since and wanted(f) for f in self.transcript.frames[since:]):
+        if not _IdleOwed(sid, frames).owed() and not any(f.seq > since and wanted(f) for f in frames[since:]):
             self._no_idle_owed(what, since)
+        owed = _IdleOwed(sid, frames)  # read along with the wait, frame by frame: what was owed at each
         f = await self.peer.wait_for(lambda f: wanted(f) or not owed.owed(f.seq), self._timeout(timeout), what,
                                      since=since)
         if not wanted(f):

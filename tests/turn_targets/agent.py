@@ -3,6 +3,8 @@
 plain: answers the prompt, then reports idle (no tool call ever).
 idle-first: reports a bare idle snapshot, then a tool call update, then answers (the update must still be found).
 no-idle: answers the prompt and never reports idle (the wait must fall back to its timeout).
+refuse: answers every prompt with -32602 (no turn, so no idle is owed).
+until-cancel: answers the prompt, reports running, and ends the turn (idle, cancelled) only on session/cancel.
 """
 
 import json
@@ -28,6 +30,13 @@ for line in sys.stdin:
                                                     "info": {"name": "turn-target", "version": "0"}}})
     elif method == "session/new":
         send({"jsonrpc": "2.0", "id": rid, "result": {"sessionId": "sess_1"}})
+    elif method == "session/prompt" and MODE == "refuse":
+        send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32602, "message": "Invalid params"}})
+    elif method == "session/prompt" and MODE == "until-cancel":
+        send({"jsonrpc": "2.0", "id": rid, "result": {}})
+        update(m["params"]["sessionId"], {"sessionUpdate": "state_update", "state": "running"})
+    elif method == "session/cancel" and MODE == "until-cancel":
+        update(m["params"]["sessionId"], {"sessionUpdate": "state_update", "state": "idle", "stopReason": "cancelled"})
     elif method == "session/prompt":
         sid = m["params"]["sessionId"]
         idle = {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}
