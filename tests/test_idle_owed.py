@@ -72,3 +72,14 @@ def test_an_accepted_prompt_without_idle_still_gets_the_timeout():
                              ("await", {"idle": "$s"})], timeout=0.5)
     assert result.error_kind == "timeout"
     assert "did not arrive within" in result.error
+
+
+def test_a_prompt_held_behind_a_turn_owes_the_idle_after_its_answer():
+    # answered after the idle of the turn before it: that idle is not its own, its turn is still to come
+    result = run("queue", [("prompt", {"session": "$s", "text": "one", "wait": "response"}),
+                           ("prompt", {"session": "$s", "text": "two", "wait": "none", "save": "p"}),
+                           ("await", {"idle": "$s", "after": "$p"})])
+    assert result.error is None and result.harness_error is None, result.error
+    assert not any(NOT_OWED in n for n in notes(result))
+    idles = [f for f in result.transcript.frames if f.direction == "received" and b'"idle"' in f.raw]
+    assert len(idles) == 2

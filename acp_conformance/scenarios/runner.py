@@ -690,8 +690,9 @@ def _turn_ended(sid: Any, since: int) -> Callable[[Frame], bool]:
 
 class _IdleOwed:
     """Whether the target still owes an idle for session ``sid``, read from the frames so far: it does while a
-    session/prompt for it is unanswered, or a prompt it accepted (answered with a result) has no idle after it,
-    or its last state_update is running / requires_action. When it owes none (every turn has ended, nothing is
+    session/prompt for it is unanswered, or a prompt it accepted has no idle after the answer, or its last
+    state_update is running / requires_action (an agent that ends a turn before answering its prompt is waited
+    for as before: to the timeout). When it owes none (every turn has ended, nothing is
     held), an await of its idle has nothing to wait for: a session/cancel of an idle session, a prompt refused
     with an error, a turn that ended before the cancel reached it."""
 
@@ -700,7 +701,7 @@ class _IdleOwed:
         self.pos = 0
         self.conn: int | None = None
         self.pending: set[str] = set()  # ids of unanswered session/prompt requests for sid, on this connection
-        self.accepted = -1  # seq of the last prompt for sid answered with a result
+        self.accepted = -1  # seq of the last answer (a result) to a session/prompt for sid
         self.idle = -1  # seq of the last idle for sid
         self.busy = False  # the last state_update for sid was running or requires_action
 
@@ -730,11 +731,9 @@ class _IdleOwed:
             key = json.dumps(m["id"])
             if key in self.pending:
                 self.pending.discard(key)
-                if "result" in m:
-                    request = next((g for g in reversed(self.frames[:f.seq]) if g.direction == SENT
-                                    and isinstance(g.msg, dict) and json.dumps(g.msg.get("id")) == key
-                                    and g.msg.get("method") == "session/prompt"), None)
-                    self.accepted = max(self.accepted, request.seq if request is not None else f.seq)
+                if "result" in m:  # its turn ends with an idle after this answer (a prompt held behind
+                    # another turn is answered when its own starts, after the idle of the one before)
+                    self.accepted = f.seq
         elif _is_update(f, self.sid, "state_update", None):
             state = m["params"]["update"].get("state")
             self.busy = state in ("running", "requires_action")
