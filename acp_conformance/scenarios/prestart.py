@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import shutil
 import sys
 import tempfile
@@ -55,9 +56,9 @@ def for_run(config, settings: dict) -> "TestLoop":
 
 
 class TestLoop:
-    __test__ = False  # not a pytest test class, despite its name
-
     """Runs each test's driver, and keeps the spare for the next test (when ``enabled``)."""
+
+    __test__ = False  # not a pytest test class, despite its name
 
     def __init__(self, enabled: bool):
         self.enabled = enabled and sys.version_info >= (3, 11)
@@ -85,7 +86,7 @@ class TestLoop:
             else:
                 self._discard(spare)
             spare = None
-        elif spare is not None and not spare.transport.running:  # a lock or a port held by the other process?
+        elif spare is not None and not self._alive(spare):  # a lock or a port held by the other process?
             self._discard(spare)
             self.died += 1
             self.enabled = False  # this target cannot run twice at once: no more spares in this run
@@ -95,6 +96,21 @@ class TestLoop:
         if self.spare is None:
             self.spare = self._start(argv, env, key)
         return spare
+
+    def _alive(self, spare: Spare) -> bool:
+        """Still running: its exit, if it came while no test ran, is read first (the loop runs a moment), and
+        the process is asked for directly too (a reaped child whose exit the loop has not seen yet)."""
+        self.run(lambda: anyio.sleep(0))
+        process = spare.transport.process
+        if not spare.transport.running or process is None:
+            return False
+        try:
+            os.kill(process.pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:  # pragma: no cover - not ours any more
+            return False
+        return True
 
     def _start(self, argv: list[str], env: dict[str, str], key: tuple) -> Spare | None:
         workdir = Path(tempfile.mkdtemp(prefix=TMP_PREFIX)).resolve()
