@@ -32,6 +32,7 @@ import time
 import tracemalloc
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -362,38 +363,32 @@ def _replay_connection(entries: list[dict], agent: list[str], workdir: str, old_
 
 
 def _learn(old: list[dict], seen: list[bytes], mapping: dict[str, str]) -> None:
-    """The string ids the agent made in this run for those of the recorded one: the sessionIds of the responses
-    with the same request id, and the ids of its own requests, matched in order per method."""
-    new_msgs = []
-    for line in seen:
-        with contextlib.suppress(ValueError):
-            new_msgs.append(json.loads(line))
-    by_id = {json.dumps(m.get("id")): m for m in new_msgs if isinstance(m, dict) and "method" not in m}
-    new_requests: dict[str, list] = {}
-    for m in new_msgs:
-        if isinstance(m, dict) and "method" in m and "id" in m:
-            new_requests.setdefault(m["method"], []).append(m["id"])
-    old_requests: dict[str, list] = {}
-    for e in old:
+    """The string ids the agent made in this run (sessionId, messageId, toolCallId, terminalId, the ids of its
+    own requests...) for those of the recorded one: the agent's lines are paired with the recorded ones in order
+    (a pair whose method or id differs is left out) and every string under a key ending in "Id" is mapped."""
+    for e, line in zip(old, seen):
         try:
-            m = json.loads(e.get("raw", ""))
+            a, b = json.loads(e.get("raw", "")), json.loads(line)
         except ValueError:
             continue
-        if not isinstance(m, dict):
+        if not (isinstance(a, dict) and isinstance(b, dict)) or a.get("method") != b.get("method"):
             continue
-        if "method" in m and "id" in m:
-            old_requests.setdefault(m["method"], []).append(m["id"])
+        if "method" not in a and a.get("id") != b.get("id"):
             continue
-        result = m.get("result")
-        new = by_id.get(json.dumps(m.get("id")), {}).get("result")
-        if isinstance(result, dict) and isinstance(new, dict):
-            a, b = result.get("sessionId"), new.get("sessionId")
-            if isinstance(a, str) and isinstance(b, str):
-                mapping[json.dumps(a)] = json.dumps(b)
-    for method, ids in old_requests.items():
-        for a, b in zip(ids, new_requests.get(method, [])):
-            if isinstance(a, str) and isinstance(b, str):
-                mapping[json.dumps(a)] = json.dumps(b)
+        if "method" in a and "id" in a and isinstance(a["id"], str) and isinstance(b.get("id"), str):
+            mapping[json.dumps(a["id"])] = json.dumps(b["id"])  # a request of the agent's: our answer names it
+        _map_ids(a, b, mapping)
+
+
+def _map_ids(a: Any, b: Any, mapping: dict[str, str], key: str = "") -> None:
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in a.keys() & b.keys():
+            _map_ids(a[k], b[k], mapping, k)
+    elif isinstance(a, list) and isinstance(b, list):
+        for x, y in zip(a, b):
+            _map_ids(x, y, mapping, key)
+    elif isinstance(a, str) and isinstance(b, str) and key.endswith("Id") and a != b:
+        mapping[json.dumps(a)] = json.dumps(b)
 
 
 def main() -> int:
