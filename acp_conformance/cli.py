@@ -43,7 +43,8 @@ acp-conformance compare REPORT.json... -o matrix.html
   One page with the implementations as columns and the rules as rows, each cell linking to its evidence.
 
 acp-conformance fuzz --agent-cmd CMD [--seed N] [--max-examples N] [--budget S] [--steps N]
-                     [--report-dir DIR] [--strict] [--timeout S]      (or --client-cmd CMD)
+                     [--report-dir DIR] [--strict] [--timeout S]
+                     (or --client-cmd CMD [--acp-client-arg=ARG ...], ARG where {args} stands or at the end)
   Fuzz the target with generated traffic judged by every rule; a failure is shrunk and written as a
   scenario file (fuzz-counterexample.yaml) beside fuzz-report.json. Exit 0: no finding, 1: a finding.
 
@@ -56,7 +57,8 @@ acp-conformance check [--report-dir DIR] [--strict] TRANSCRIPT...
   Judge recorded sessions (our transcript .jsonl, or a plain log: "> " client to agent, "< " agent
   to client, "! " an event, one per line). Exit 0: no blocking rule broken, 1: broken, 2: unreadable file.
 
-acp-conformance replay FILE --agent-cmd CMD [--timeout S] [--strict] [--report-dir DIR]  (or --client-cmd CMD)
+acp-conformance replay FILE --agent-cmd CMD [--timeout S] [--strict] [--report-dir DIR]
+                       (or --client-cmd CMD [--acp-client-arg=ARG ...])
   Rerun a scenario file (a fuzz counterexample, or your own) with every monitor: each scenario passed,
   failed (with its rules) or skipped (with the reason), and the reports of a suite run.
   Exit 0: it passes, 1: it fails."""
@@ -113,40 +115,32 @@ def suite_help(side: str) -> str:
 
 
 def run_agent(argv: list[str]) -> int:
-    import pytest
-    opts, cmd = _split(argv)
-    if _wants_help(opts):
-        print(suite_help("agent"))
-        return 0
-    if any(o == "--agent-cmd" or o.startswith("--agent-cmd=") for o in opts):
-        print("acp-conformance agent: give the agent after --, not with --agent-cmd", file=sys.stderr)
-        return 2
-    if cmd and not cmd[0].strip():
-        print("acp-conformance agent: the command after -- is empty: give the command that starts your agent",
-              file=sys.stderr)
-        return 2
-    target = cmd or REFERENCE_AGENT
-    code = pytest.main([f"--agent-cmd={shlex.join(target)}", *QUIET_PYTEST, *opts], plugins=[])
-    return _exit_status(int(code))
+    return _run_suite("agent", argv, REFERENCE_AGENT)
 
 
 def run_client(argv: list[str]) -> int:
+    return _run_suite("client", argv, REFERENCE_CLIENT)
+
+
+def _run_suite(side: str, argv: list[str], reference: list[str]) -> int:
+    """``acp-conformance agent|client [options] -- COMMAND``: pytest with the bundled suite on COMMAND."""
     import pytest
     opts, cmd = _split(argv)
     if _wants_help(opts):
-        print(suite_help("client"))
+        print(suite_help(side))
         return 0
-    if any(o == "--client-cmd" or o.startswith("--client-cmd=") for o in opts):
-        print("acp-conformance client: give the client after --, not with --client-cmd", file=sys.stderr)
+    option = f"--{side}-cmd"
+    if any(o == option or o.startswith(option + "=") for o in opts):
+        print(f"acp-conformance {side}: give the {side} after --, not with {option}", file=sys.stderr)
         return 2
     if cmd and not cmd[0].strip():
-        print("acp-conformance client: the command after -- is empty: give the command that starts your client",
+        print(f"acp-conformance {side}: the command after -- is empty: give the command that starts your {side}",
               file=sys.stderr)
         return 2
-    target = cmd or REFERENCE_CLIENT
+    target = cmd or reference
     # shlex.join quotes "{agent}" only if it must; the plugin splits the line back into these words
-    code = int(pytest.main([f"--client-cmd={shlex.join(target)}", *QUIET_PYTEST, *opts], plugins=[]))
-    return _exit_status(code)
+    code = pytest.main([f"{option}={shlex.join(target)}", *QUIET_PYTEST, *opts], plugins=[])
+    return _exit_status(int(code))
 
 
 def run_rules(argv: list[str]) -> int:
@@ -238,6 +232,9 @@ def _fuzz_parser(prog: str, replay: bool) -> argparse.ArgumentParser:
         p.add_argument("--no-prestart", action="store_true",
                        help="agents: start each example's process only when the example starts (by default it "
                             "starts while the example before runs, so two processes of the agent exist at once)")
+    p.add_argument("--acp-client-arg", action="append", default=[], metavar="ARG",
+                   help="one more argument for the client, where {args} stands in --client-cmd or at its end "
+                        "(repeatable; write --acp-client-arg=--flag for a value that starts with a dash)")
     p.add_argument("--strict", action="store_true", help="SHOULD-level failures count as findings too")
     p.add_argument("--timeout", type=float, default=5.0, metavar="S",
                    help="seconds to wait for each answer of the target (default 5)")
@@ -246,21 +243,26 @@ def _fuzz_parser(prog: str, replay: bool) -> argparse.ArgumentParser:
 
 def _target_argv(a: argparse.Namespace) -> tuple[str, list[str]]:
     side, cmd = ("agent", a.agent_cmd) if a.agent_cmd is not None else ("client", a.client_cmd)
-    from .target_command import CommandError, target_argv
+    from .target_command import CommandError, target_argv, with_extra_args
     try:
         argv = target_argv(side, cmd)
     except CommandError as e:
         raise _Usage(str(e)) from None
+    if a.acp_client_arg:
+        if side != "client":
+            raise _Usage("--acp-client-arg gives arguments to a client: use it with --client-cmd")
+        argv = with_extra_args(argv, a.acp_client_arg)
     if not a.timeout > 0:
         raise _Usage(f"--timeout must be a positive number of seconds (got {a.timeout!r})")
     return side, argv
 
 
-def _client_fuzzer(cmd: str, a: argparse.Namespace):
-    """The client fuzzer (imported only now), or a usage error when this installation has none."""
+def _client_fuzzer(argv: list[str], a: argparse.Namespace):
+    """The client fuzzer (imported only now) for the client's command line (its --acp-client-arg in place),
+    or a usage error when this installation has none."""
     from .fuzz.client_entry import ClientFuzzUnavailable, client_fuzzer
     try:
-        return client_fuzzer(cmd, timeout=a.timeout, strict=a.strict)
+        return client_fuzzer(argv, timeout=a.timeout, strict=a.strict)
     except ClientFuzzUnavailable as e:
         raise _Usage(f"--client-cmd: {e}") from None
 
@@ -282,7 +284,7 @@ def run_fuzz(argv: list[str]) -> int:
           f"of {a.steps} rules in {a.budget:g} s (a finding is then shrunk for up to {a.budget / 2:g} s more)",
           flush=True)
     if side == "client":
-        client = _client_fuzzer(a.client_cmd, a)
+        client = _client_fuzzer(target, a)
         result = client.fuzz(client.config, **kw)
     else:
         from .fuzz.run import fuzz
@@ -299,7 +301,7 @@ def run_replay(argv: list[str]) -> int:
     from .scenarios.model import ScenarioFileError
     try:
         if side == "client":
-            client = _client_fuzzer(a.client_cmd, a)
+            client = _client_fuzzer(target, a)
             result = client.replay(a.file, client.config)
         else:
             from .fuzz.run import replay

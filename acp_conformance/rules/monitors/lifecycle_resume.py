@@ -91,6 +91,7 @@ class ResumeLifecycleMonitor(ConnMonitor):
         self.resumes: list[_R] = []
         self.open: dict[int, _R] = {}  # id() of the request -> the resume awaiting its response
         self.prompts: dict[int, tuple[str, Any]] = {}
+        self.inserted: set[Any] = set()  # messageIds prompt responses returned: a live insertion, never a re-id
 
     def on_msg(self, log: ConnLog, m: Msg) -> None:
         if m.direction == SENT:
@@ -125,6 +126,8 @@ class ResumeLifecycleMonitor(ConnMonitor):
             elif rq.method == "session/prompt" and m.ok and isinstance(m.result, dict) and id(rq) in self.prompts:
                 sid, content = self.prompts[id(rq)]
                 mid = m.result.get("messageId")
+                if hashable(mid):
+                    self.inserted.add(mid)
                 if isinstance(content, list) and hashable(mid):
                     self.hist.setdefault(sid, _Hist()).users.setdefault(_cj(content), set()).add(mid)
             return
@@ -257,6 +260,6 @@ class ResumeLifecycleMonitor(ConnMonitor):
                 self.noted("PROMPT-007", f"{label}: the user message with id(s) {js(sorted(mids, key=str))} was "
                            f"replayed as {js(ids[0])}, but that id was also given to other content (PROMPT-006 "
                            "judges duplicate ids).", fr([same[0], r.req]))
-            elif not any(hashable(i) and i in live_ids for i in ids):
+            elif not any(hashable(i) and (i in live_ids or i in self.inserted) for i in ids):
                 self.failed("PROMPT-007", f"{label}: the user message inserted as {js(sorted(mids, key=str))} was "
                             f"replayed (same content) as {js(ids[0])}.", fr([same[0], r.req, resp]))

@@ -13,7 +13,8 @@ running/requires_action and until an idle) and attributes to each prompt request
   no running since the request ends it too (and fails PROMPT-011).
 
 Updates while a session/resume of the session is pending are history or snapshots: they are not
-insertions and an idle among them ends no work. PROMPT-013 judges every idle that follows active
+insertions and an idle among them ends no work (except the new user message and the running of a prompt
+the suite wrote after the resume request: those are that prompt's). PROMPT-013 judges every idle that follows active
 work, outside resume windows.
 
 A keyed retry (an accepted prompt repeating the ``idempotencyKey`` of a submission accepted earlier
@@ -195,6 +196,8 @@ class PromptMonitor(ConnMonitor):
             st = st_of(sid)
             kind = upd.get("sessionUpdate")
             in_resume = bool(st.resume_pending)
+            # a prompt written after the pending resume: its new user message and its running are live, not history
+            prompted = in_resume and any(r.req.order > st.resume_pending[0].order for r in st.recs if r.in_flight())
             if kind in USER_KINDS:
                 mid = upd.get("messageId")
                 if not hashable(mid):
@@ -203,7 +206,7 @@ class PromptMonitor(ConnMonitor):
                 new = mid not in seen
                 if new:
                     seen[mid] = m
-                if in_resume:
+                if in_resume and not (prompted and new):
                     continue
                 for r in st.recs:
                     if r.collects(m.t, window):
@@ -214,7 +217,7 @@ class PromptMonitor(ConnMonitor):
                     if not st.active:
                         st.running = m
                     st.active = True
-                    if in_resume:
+                    if in_resume and not prompted:
                         continue
                     for r in st.recs:
                         if r.end_idle is None and not r.rejected and not r.was_active and r.running is None:

@@ -54,6 +54,7 @@ class _Resume:
     late_markers: list[Msg] = field(default_factory=list)  # replay_complete after the response
     stop_t: float | None = None  # the next resume of the session (later markers are its own)
     overlaps: list["_Resume"] = field(default_factory=list)  # resumes of the session in flight at the same time
+    prompted: bool = False  # a session/prompt for the session was sent after the request: its echo is live
 
     @property
     def replay(self) -> bool:
@@ -98,6 +99,9 @@ class ResumeMonitor(ConnMonitor):
                             r.overlaps.append(o)
                     resumes.append(r)
                     by_req[id(m)] = r
+                elif m.kind == REQUEST and m.method == "session/prompt":
+                    for o in resumes:
+                        o.prompted = o.prompted or o.sid == m.session_id
                 continue
             if m.direction != RECEIVED:
                 continue
@@ -121,7 +125,8 @@ class ResumeMonitor(ConnMonitor):
                         if r.markers:
                             r.states_after_marker.append(m)
                     elif r.markers:
-                        if kind in USER_KINDS or (kind in _FULL_HISTORY and upd.get("messageId") in r.replayed):
+                        if (kind in USER_KINDS and not r.prompted
+                                or kind in _FULL_HISTORY and upd.get("messageId") in r.replayed):
                             r.history_after_marker.append(m)
                     elif kind in _FULL_HISTORY and hashable(upd.get("messageId")):
                         r.replayed.add(upd.get("messageId"))
