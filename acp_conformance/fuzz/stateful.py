@@ -32,8 +32,9 @@ from ..protocol.validate import Validator
 from ..rules.catalog import load_catalog
 from ..rules.findings import FAIL, Finding
 from ..rules.monitor import MonitorContext
-from ..rules.monitors._common import raw_carries_id
 from ..rules.monitors import AGENT_MONITORS
+from ..rules.monitors._common import raw_carries_id
+from ..rules.reading import id_key
 from ..scenarios.model import Scenario, Step
 from ..scenarios.runner import HarnessError, RunSettings, Runner, ScenarioAbort, ScenarioSkip, TargetSpec
 from ..wire.peer import TargetGone, WaitTimeout
@@ -50,10 +51,6 @@ DEFAULT_PROMPTS = {"simple": "Say hello", "tool": "Use a tool to read the file n
                    "cancellable": "Run the test suite as a cancellable tool call.",
                    "terminal": "Run make test in a terminal."}
 PERMISSION_ANSWERS = ("allow", "reject", "cancelled", "not_offered", "unknown", "approved", "error")
-
-
-def _idkey(value: Any) -> tuple[str, str]:
-    return (type(value).__name__, json.dumps(value, sort_keys=True))
 
 
 _DEBUG = bool(__import__("os").environ.get("ACP_FUZZ_DEBUG"))
@@ -157,7 +154,7 @@ class Judge:
     def _answers_informational(self, rid: Any) -> bool:
         """An id of an informational line, or the same number as a reader that holds numbers as
         doubles writes it back (any JavaScript peer: 2**53 + 1 comes back as 2**53, -0.0 as 0)."""
-        if _idkey(rid) in self.informational_ids:
+        if id_key(rid) in self.informational_ids:
             return True
         if not isinstance(rid, (int, float)) or isinstance(rid, bool):
             return False
@@ -183,7 +180,7 @@ class Judge:
             self.informational_seqs.add(frame.seq)
             for item in frame.msg if isinstance(frame.msg, list) else [frame.msg]:
                 if isinstance(item, dict) and "id" in item:
-                    self.informational_ids.add(_idkey(item["id"]))
+                    self.informational_ids.add(id_key(item["id"]))
                     if isinstance(item["id"], (int, float)) and not isinstance(item["id"], bool):
                         with contextlib.suppress(OverflowError):
                             self.informational_doubles.add(float(item["id"]))
@@ -202,7 +199,7 @@ class Judge:
         ids = self._written.setdefault(frame.conn, set())
         for item in msg if isinstance(msg, list) else [msg]:
             if isinstance(item, dict) and "id" in item:
-                ids.add(_idkey(item["id"]))
+                ids.add(id_key(item["id"]))
 
     def _check_stray(self, frame) -> None:
         """A response whose id the suite never wrote on this connection (not even inside a line that
@@ -214,7 +211,7 @@ class Judge:
                 or ("result" in msg) == ("error" in msg):
             return
         rid = msg["id"]
-        if _idkey(rid) in self._written.get(frame.conn, ()) or self._answers_informational(rid):
+        if id_key(rid) in self._written.get(frame.conn, ()) or self._answers_informational(rid):
             return
         if any(raw_carries_id(raw, rid) for raw in self._unparsed.get(frame.conn, ())):
             return
