@@ -43,7 +43,7 @@ acp-conformance compare REPORT.json... -o matrix.html
   One page with the implementations as columns and the rules as rows, each cell linking to its evidence.
 
 acp-conformance fuzz --agent-cmd CMD [--seed N] [--max-examples N] [--budget S] [--steps N]
-                     [--report-dir DIR] [--strict] [--timeout S]
+                     [--report-dir DIR] [--strict] [--timeout S] [--no-prestart | --prestart-restarts]
                      (or --client-cmd CMD [--acp-client-arg=ARG ...], ARG where {args} stands or at the end)
   Fuzz the target with generated traffic judged by every rule; a failure is shrunk and written as a
   scenario file (fuzz-counterexample.yaml) beside fuzz-report.json. Exit 0: no finding, 1: a finding.
@@ -229,6 +229,9 @@ def _fuzz_parser(prog: str, replay: bool) -> argparse.ArgumentParser:
         p.add_argument("--steps", type=int, default=100, metavar="N", help="rules per example (default 100)")
         p.add_argument("--report-dir", default="reports", metavar="DIR",
                        help="where fuzz-report.json and the shrunk counterexample go (default reports/)")
+        p.add_argument("--prestart-restarts", action="store_true",
+                       help="agents: start the process of a resume in a new process ahead too, in the example's "
+                            "directory (only for an agent that reads what it stored when asked, not at start-up)")
         p.add_argument("--no-prestart", action="store_true",
                        help="agents: start each example's process only when the example starts (by default it "
                             "starts while the example before runs, so two processes of the agent exist at once)")
@@ -288,8 +291,9 @@ def run_fuzz(argv: list[str]) -> int:
         result = client.fuzz(client.config, **kw)
     else:
         from .fuzz.run import fuzz
-        from .fuzz.stateful import FuzzConfig
-        result = fuzz(FuzzConfig(target, timeout=a.timeout, strict=a.strict, prestart=not a.no_prestart), **kw)
+        from .fuzz.config import FuzzConfig
+        result = fuzz(FuzzConfig(target, timeout=a.timeout, strict=a.strict, prestart=not a.no_prestart,
+                                          prestart_restarts=a.prestart_restarts), **kw)
     print("\n".join(fuzz_summary(result, side, target)[1:]))  # the first line is printed above
     return 1 if result.failure else 0
 
@@ -305,7 +309,7 @@ def run_replay(argv: list[str]) -> int:
             result = client.replay(a.file, client.config)
         else:
             from .fuzz.run import replay
-            from .fuzz.stateful import FuzzConfig
+            from .fuzz.config import FuzzConfig
             report_dir = Path(a.report_dir)
             try:
                 report_dir.mkdir(parents=True, exist_ok=True)

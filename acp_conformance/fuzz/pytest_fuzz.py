@@ -106,7 +106,7 @@ class FuzzItem(JudgedItem):
         decision.enact()
 
     def _agent_config(self, state):
-        from .stateful import FuzzConfig
+        from .config import FuzzConfig
         r = state.run
         prompts = {k: v for k, v in r.prompts.items() if isinstance(v, str)}
         return FuzzConfig(list(r.argv), env=dict(r.env), timeout=r.timeout,

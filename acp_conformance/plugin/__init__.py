@@ -63,6 +63,8 @@ def pytest_configure(config: pytest.Config) -> None:
         reset(run.report_dir)
     from ..interruption import SignalGuard  # SIGTERM/SIGHUP: kill the targets, then unwind with the partial report
     state.guard = SignalGuard(owner=not hasattr(config, "workerinput")).install()
+    from ..scenarios.prestart import for_run
+    state.test_loop = for_run(config, run)
     config.addinivalue_line("markers", "acp_rules(ids): rule IDs a scenario exists to exercise")
     from .session import ConformanceRun
     config.pluginmanager.register(ConformanceRun(config, state), RUN_PLUGIN)

@@ -80,8 +80,6 @@ class ScenarioItem(JudgedItem):
 
     def _run_agent(self, state: SuiteState) -> RunFacts:
         """The suite plays the client: the scenario drives the agent, the agent monitors judge."""
-        import anyio
-
         from ..rules.monitors import ALL_MONITORS
         from ..scenarios.runner import Runner, TargetSpec
         r = state.run
@@ -93,11 +91,13 @@ class ScenarioItem(JudgedItem):
             return str(v) if v else None
 
         settings = self._run_settings(state, validate_sent=validate_sent, auth_method=r.auth_method)
-        tmp = None if r.cwd else tempfile.mkdtemp(prefix="acp-conformance-")
+        loop = state.test_loop  # runs the test; its spare is this test's process, started during the last one
+        spare = loop.take(list(r.argv), dict(r.env), wanted=self.scenario.options.get("prestart", True))
+        tmp = None if r.cwd else str(spare.workdir) if spare else tempfile.mkdtemp(prefix="acp-conformance-")
         try:
             runner = Runner(self.scenario, TargetSpec(list(r.argv), dict(r.env)), settings, Path(r.cwd or tmp),
-                            listeners=[ctx.feed])
-            result = anyio.run(runner.run)
+                            listeners=[ctx.feed], started=spare.transport if spare else None)
+            result = loop.run(runner.run)
             ctx.finish()
         finally:
             if tmp:

@@ -94,7 +94,9 @@ def add_options(parser: pytest.Parser) -> None:
     # each concern registers its own options (one module each, so they stay apart)
     from ..fuzz.options import add_options as add_fuzz_options
     from ..report.options import add_options as add_report_options
+    from ..scenarios.prestart import add_options as add_prestart_options
     add_report_options(g)
+    add_prestart_options(g)
     add_fuzz_options(g)
 
 

@@ -100,6 +100,8 @@ class ConformanceRun:
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         # the very last line of the run is the verdict (pytest's own counts come just before it)
         state = self.state
+        if state.test_loop is not None:
+            state.test_loop.close()  # the spare no test took
         if state.guard is not None:
             state.guard.sweep()
             state.guard.uninstall()

@@ -40,6 +40,7 @@ class SuiteState:
     run_started: float = 0.0  # wall clock at the controller's start (the budget is one for all xdist workers)
     validator: Any = None  # compiled once per process, reused by every test
     guard: Any = None  # the SignalGuard of the run (interruption.py)
+    test_loop: Any = None  # runs the agent tests, with the next test's process started ahead (prestart.py)
     verdict: Any = None  # the run's Verdict, once judged (controller)
 
     @property

@@ -19,7 +19,7 @@ work, outside resume windows.
 
 A keyed retry (an accepted prompt repeating the ``idempotencyKey`` of a submission accepted earlier
 in the session) is not a new submission: it owes no echo, no work and no fresh messageId, so the
-judgements of accepted prompts (PROMPT-002/005/006/011/012) skip it; prompt_retry.py judges it.
+judgements of accepted prompts (PROMPT-002/005/006/011/012) skip it; idem.py judges it.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from typing import Any
 from ...wire.transcript import RECEIVED, SENT
 from ..monitor import REQUEST, RESPONSE
 from ._common import USER_KINDS, WORK_STATES, ConnLog, ConnMonitor, Msg, fr, hashable, js, secs, session_update
-from .prompt_retry import idempotency_key
+from .idem import idempotency_key
 
 
 @dataclass(eq=False)
@@ -108,24 +108,6 @@ def _text_of(blocks: Any) -> str | None:
 class PromptMonitor(ConnMonitor):
     rules = ("PROMPT-001", "PROMPT-002", "PROMPT-003", "PROMPT-004", "PROMPT-005", "PROMPT-006",
              "PROMPT-011", "PROMPT-012", "PROMPT-013")
-    expected = {
-        "PROMPT-001": "A successful session/prompt result is an object whose messageId is the inserted "
-                      "user message's id, a non-empty string.",
-        "PROMPT-002": "The inserted message is reported as user_message or user_message_chunk updates for the "
-                      "session carrying the messageId the response returned (before or after the response), "
-                      "and no other new user-message id belongs to that submission.",
-        "PROMPT-003": "Once the user message has been inserted the agent never answers that session/prompt with "
-                      "an error; failures end the work with an idle stopReason \"error\" instead.",
-        "PROMPT-004": "An error response means nothing was inserted: no new user-message update follows a "
-                      "rejected prompt.",
-        "PROMPT-005": "The agent answers session/prompt as soon as the message is inserted, without waiting for "
-                      "the foreground work to finish.",
-        "PROMPT-006": "Distinct inserted submissions get distinct messageIds, also for identical content.",
-        "PROMPT-011": "Foreground work of an accepted prompt is reported by a state_update running (or "
-                      "requires_action) for the session before the idle that ends it.",
-        "PROMPT-012": "When no foreground work remains the agent reports a state_update idle for the session.",
-        "PROMPT-013": "The idle state_update that ends foreground work carries a non-null string stopReason.",
-    }
 
     def __init__(self, ctx):
         super().__init__(ctx)
