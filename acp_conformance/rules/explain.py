@@ -89,7 +89,7 @@ def bundled_scenarios() -> list[tuple[str, Path, Any]]:
     return out
 
 
-def _load_mutants(script: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+def load_mutants(script: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     """(MUTANTS, UNFLAGGED) of a mutant script; its folder is put on sys.path for its own imports."""
     folder = str(script.parent)
     added = folder not in sys.path
@@ -114,7 +114,7 @@ def mutant_lines(rule_id: str, root: Path = _PKG_PARENT) -> list[str] | None:
     for side, script in scripts:
         if not script.is_file():
             continue
-        mutants, unflagged = _load_mutants(script)
+        mutants, unflagged = load_mutants(script)
         for label, table in (("", mutants), (" (only warns: not run end to end)", unflagged)):
             for name, (rules, cls) in sorted(table.items()):
                 if rule_id in rules:
