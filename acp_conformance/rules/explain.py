@@ -66,7 +66,7 @@ def _report_lines(path: Path, rule_id: str) -> list[int]:
     for n, raw in enumerate(text, 1):
         line = raw.strip()
         # a rules tuple or an expected dict entry starts with a quoted ID; a report names it in a call
-        if any(q in line for q in quoted) and not line.startswith(("rules", '"', "'")):
+        if any(q in line for q in quoted) and not line.startswith(("rules", "expected", '"', "'")):
             found.append(n)
     return found
 
