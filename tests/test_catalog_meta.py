@@ -106,3 +106,12 @@ def test_every_checked_rule_has_a_mutant_or_a_reason():
     stale = sorted(set(NO_MUTANT) & set(broken))
     assert not stale, f"listed as having no mutant, yet one breaks them: {stale}"
     assert set(NO_MUTANT) <= set(RULES_CHECKED), sorted(set(NO_MUTANT) - set(RULES_CHECKED))
+
+
+def test_each_agent_mutant_lives_in_the_module_of_its_rule_area():
+    """tests/mutants/<area>.py holds the mutants of that catalog area (hostile.py: agents that break no rule
+    of their own), so a rule's mutant is found from its ID."""
+    flagged, unflagged = load_mutants(ROOT / "tests/mutants/agent_mutants.py")
+    for name, (rules, cls) in {**flagged, **unflagged}.items():
+        module = cls.__module__.removeprefix("mutants_")
+        assert module in ("hostile", CATALOG[rules[0]].area.lower()), f"{name} ({rules[0]}) lives in {module}.py"
