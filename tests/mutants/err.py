@@ -187,7 +187,18 @@ class Err010(ReferenceAgent):
         return request_id, future
 
 
+class Err013(ReferenceAgent):
+    """session/new without a string cwd is answered with -32603 (an internal error) instead of -32602."""
+
+    def handle_session_new(self, ctx, params):
+        if not isinstance(params.get("cwd"), str):
+            self.respond_error(ctx, INTERNAL_ERROR, "Internal error: no cwd")
+            return
+        super().handle_session_new(ctx, params)
+
+
 MUTANTS: dict[str, tuple[tuple[str, ...], type]] = {
+    "err-013": (("ERR-013",), Err013),
     "err-001": (("ERR-001",), Err001),
     "err-002": (("ERR-002",), Err002),
     "err-004": (("ERR-004",), Err004),

@@ -47,8 +47,19 @@ class Ext005(ReferenceAgent):
         super().tool_update(session, turn, **fields)
 
 
+class Ext007(ReferenceAgent):
+    """A resource_link without its required name is taken as if named "" (demoted to a lenient reading)
+    instead of being rejected with -32602; what it echoes back is then well-formed."""
+
+    def validate_block(self, block):
+        if isinstance(block, dict) and block.get("type") == "resource_link" and "name" not in block:
+            block["name"] = ""
+        super().validate_block(block)
+
+
 MUTANTS: dict[str, tuple[tuple[str, ...], type]] = {
     "wire-ext-004": (("EXT-004",), Ext004),
     "wire2-ext-003": (("EXT-003",), Ext003),
     "wire2-ext-005": (("EXT-005", "TOOL-003"), Ext005),  # TOOL-003 judges the tool kind too
+    "ext-007": (("EXT-007",), Ext007),
 }

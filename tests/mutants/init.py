@@ -13,7 +13,7 @@ _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__
 if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)
 
-from acp_conformance.reference.agent import INVALID_REQUEST, ReferenceAgent  # noqa: E402
+from acp_conformance.reference.agent import INVALID_REQUEST, InvalidParams, ReferenceAgent  # noqa: E402
 
 
 class Init001(ReferenceAgent):
@@ -79,7 +79,40 @@ class Init010(ReferenceAgent):
         return caps
 
 
+class Init004(ReferenceAgent):
+    """After a failed initialize the connection is spoiled: every later well-formed initialize is refused
+    with -32600 (a malformed one still gets its -32602). The INIT-001 scenario's corrected initialize after
+    a refused version is refused too, so INIT-001 fails with INIT-004."""
+
+    def handle_initialize(self, ctx, params):
+        version, info = params.get("protocolVersion"), params.get("info")
+        well_formed = (isinstance(version, int) and not isinstance(version, bool) and 0 <= version <= 65535
+                       and isinstance(info, dict) and isinstance(info.get("name"), str)
+                       and isinstance(info.get("version"), str))
+        if self.__dict__.get("_init_failed") and well_formed:
+            self.respond_error(ctx, INVALID_REQUEST, "An earlier initialize failed")
+            return
+        self.__dict__["_init_failed"] = True  # cleared by a success below
+        try:
+            super().handle_initialize(ctx, params)
+        finally:
+            if self.initialized:
+                self.__dict__["_init_failed"] = False
+
+
+class Init011(ReferenceAgent):
+    """A malformed initialize is refused with -32600 (Invalid Request) instead of -32602 (Invalid params)."""
+
+    def handle_initialize(self, ctx, params):
+        try:
+            super().handle_initialize(ctx, params)
+        except InvalidParams as e:
+            self.respond_error(ctx, INVALID_REQUEST, f"Invalid Request: {e}")
+
+
 MUTANTS: dict[str, tuple[tuple[str, ...], type]] = {
+    "init-004": (("INIT-004", "INIT-001"), Init004),
+    "init-011": (("INIT-011",), Init011),
     "init-001": (("INIT-001",), Init001),
     "init-002": (("INIT-002",), Init002),
     "init-003": (("INIT-003",), Init003),
