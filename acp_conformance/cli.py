@@ -114,40 +114,32 @@ def suite_help(side: str) -> str:
 
 
 def run_agent(argv: list[str]) -> int:
-    import pytest
-    opts, cmd = _split(argv)
-    if _wants_help(opts):
-        print(suite_help("agent"))
-        return 0
-    if any(o == "--agent-cmd" or o.startswith("--agent-cmd=") for o in opts):
-        print("acp-conformance agent: give the agent after --, not with --agent-cmd", file=sys.stderr)
-        return 2
-    if cmd and not cmd[0].strip():
-        print("acp-conformance agent: the command after -- is empty: give the command that starts your agent",
-              file=sys.stderr)
-        return 2
-    target = cmd or REFERENCE_AGENT
-    code = pytest.main([f"--agent-cmd={shlex.join(target)}", *QUIET_PYTEST, *opts], plugins=[])
-    return _exit_status(int(code))
+    return _run_suite("agent", argv, REFERENCE_AGENT)
 
 
 def run_client(argv: list[str]) -> int:
+    return _run_suite("client", argv, REFERENCE_CLIENT)
+
+
+def _run_suite(side: str, argv: list[str], reference: list[str]) -> int:
+    """``acp-conformance agent|client [options] -- COMMAND``: pytest with the bundled suite on COMMAND."""
     import pytest
     opts, cmd = _split(argv)
     if _wants_help(opts):
-        print(suite_help("client"))
+        print(suite_help(side))
         return 0
-    if any(o == "--client-cmd" or o.startswith("--client-cmd=") for o in opts):
-        print("acp-conformance client: give the client after --, not with --client-cmd", file=sys.stderr)
+    option = f"--{side}-cmd"
+    if any(o == option or o.startswith(option + "=") for o in opts):
+        print(f"acp-conformance {side}: give the {side} after --, not with {option}", file=sys.stderr)
         return 2
     if cmd and not cmd[0].strip():
-        print("acp-conformance client: the command after -- is empty: give the command that starts your client",
+        print(f"acp-conformance {side}: the command after -- is empty: give the command that starts your {side}",
               file=sys.stderr)
         return 2
-    target = cmd or REFERENCE_CLIENT
+    target = cmd or reference
     # shlex.join quotes "{agent}" only if it must; the plugin splits the line back into these words
-    code = int(pytest.main([f"--client-cmd={shlex.join(target)}", *QUIET_PYTEST, *opts], plugins=[]))
-    return _exit_status(code)
+    code = pytest.main([f"{option}={shlex.join(target)}", *QUIET_PYTEST, *opts], plugins=[])
+    return _exit_status(int(code))
 
 
 def run_rules(argv: list[str]) -> int:

@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 from ..rules.findings import FAIL, FLAKY, WARN, Finding
 from ..rules.monitor import MonitorContext
+from ..wire.framing import LineSplitter
 from ..wire.transcript import (EV_EOF, EV_NOTE, EV_START, EV_STDIN_CLOSED, EVENT, RECEIVED, SENT, Frame,
                                parse_line)
 
@@ -55,7 +56,9 @@ class ObservedSession:
         self.ctx["client"].add_monitors(CLIENT_MONITORS)
         self._seen = {s: 0 for s in SIDES}
         self.frames: list[Frame] = []  # the client's view (the transcript file)
-        self._pending = {TO_AGENT: bytearray(), TO_CLIENT: bytearray()}  # each direction's line so far
+        # each direction's framing (no cut: the proxy forwards a line of any size, so the judge reads it whole)
+        self._lines = {d: LineSplitter(self._line_of(d)) for d in (TO_AGENT, TO_CLIENT)}
+        self._t: float | None = None  # the time of the chunk being framed
         self.client_info: dict[str, Any] | None = None  # initialize params, without clientCapabilities' bulk
         self.agent_init: dict[str, Any] | None = None
         self._init_id: Any = None
@@ -64,21 +67,11 @@ class ObservedSession:
     # -- input ---------------------------------------------------------------------------------
     def data(self, direction: str, chunk: bytes, t: float | None = None) -> None:
         """Bytes forwarded in ``direction`` (``TO_AGENT`` or ``TO_CLIENT``), cut anywhere."""
-        pending = self._pending[direction]
-        start = 0
-        while True:
-            nl = chunk.find(b"\n", start)
-            if nl < 0:
-                pending += chunk[start:]
-                return
-            if pending:
-                pending += chunk[start:nl]
-                line = bytes(pending)
-                pending.clear()
-            else:
-                line = chunk[start:nl]
-            self.line(direction, line, t)
-            start = nl + 1
+        self._t = t
+        self._lines[direction].feed(chunk)
+
+    def _line_of(self, direction: str):
+        return lambda raw, _oversize: self.line(direction, raw, self._t)
 
     def line(self, direction: str, raw: bytes, t: float | None = None, unterminated: bool = False,
              conn: int | None = None) -> Frame:
@@ -99,11 +92,9 @@ class ObservedSession:
         closed its stdout), ``exit`` (the agent's returncode and signal), ``note`` (text)."""
         if name in (EV_STDIN_CLOSED, EV_EOF):  # what is left of a line without its newline is a frame too
             d = TO_AGENT if name == EV_STDIN_CLOSED else TO_CLIENT
-            rest = self._pending[d]
-            if rest:
-                line = bytes(rest)
-                rest.clear()
-                self.line(d, line, t, unterminated=True, conn=conn)
+            rest = self._lines[d].end()
+            if rest is not None:
+                self.line(d, rest, t, unterminated=True, conn=conn)
         c = conn or 0
         frame = Frame(len(self.frames), c, EVENT, t or 0.0, event=name, detail=detail or None)
         mirrored = _CLIENT_VIEW_EVENT.get(name)  # the agent's exit is not the client's: its monitors skip it

@@ -30,6 +30,7 @@ from typing import Any, Callable
 
 import anyio
 
+from .framing import LineSplitter
 from .transcript import EV_EOF, EV_NOTE, EV_STDIN_CLOSED, Frame, Transcript
 from .transport import READ_CHUNK, TargetClosed, TargetError, Transport, kill_tagged
 
@@ -145,29 +146,17 @@ class SocketTransport(Transport):
 
     async def _read_wire(self) -> None:
         assert self.stream is not None
-        pending = bytearray()
+        lines = LineSplitter(self._emit, self.max_frame_bytes)
         try:
             while True:
                 try:
                     chunk = await self.stream.receive(READ_CHUNK)
                 except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
                     break
-                start = 0
-                while True:
-                    nl = chunk.find(b"\n", start)
-                    if nl < 0:
-                        pending += chunk[start:]
-                        if len(pending) > self.max_frame_bytes:
-                            self._emit(bytes(pending), oversize=True)
-                            pending.clear()
-                        break
-                    pending += chunk[start:nl]
-                    line = bytes(pending)
-                    pending.clear()
-                    self._emit(line)
-                    start = nl + 1
-            if pending:
-                self._emit(bytes(pending), unterminated=True)
+                lines.feed(chunk)
+            rest = lines.end()
+            if rest is not None:
+                self._emit(rest, unterminated=True)
         finally:
             self.transcript.event(EV_EOF)
             self.eof.set()

@@ -21,6 +21,7 @@ from typing import Any, Callable
 import anyio
 from anyio.abc import Process
 
+from .framing import LineSplitter
 from .transcript import (EV_EOF, EV_EXIT, EV_START, EV_STDIN_CLOSED, Frame,
                          Transcript)
 
@@ -231,7 +232,7 @@ class Transport:
 
     async def _read_stdout(self) -> None:
         assert self.process and self.process.stdout
-        pending = bytearray()
+        lines = LineSplitter(self._emit, self.max_frame_bytes)
         stream = self.process.stdout
         try:
             while True:
@@ -239,32 +240,17 @@ class Transport:
                     chunk = await stream.receive(READ_CHUNK)
                 except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
                     break
-                start = 0
-                while True:
-                    nl = chunk.find(b"\n", start)
-                    if nl < 0:
-                        pending += chunk[start:]
-                        if len(pending) > self.max_frame_bytes:
-                            self._emit(bytes(pending), oversize=True)
-                            pending.clear()
-                        break
-                    if pending:
-                        pending += chunk[start:nl]
-                        line = bytes(pending)
-                        pending.clear()
-                    else:
-                        line = chunk[start:nl]
-                    self._emit(line)
-                    start = nl + 1
-            if pending:
-                self._emit(bytes(pending), unterminated=True)
+                lines.feed(chunk)
+            rest = lines.end()
+            if rest is not None:
+                self._emit(rest, unterminated=True)
         finally:
             self.transcript.event(EV_EOF)
             self.eof.set()
             if self.on_eof is not None:
                 self.on_eof()
 
-    def _emit(self, line: bytes, *, oversize: bool = False, unterminated: bool = False) -> None:
+    def _emit(self, line: bytes, oversize: bool = False, *, unterminated: bool = False) -> None:
         if line.endswith(b"\r"):
             line = line[:-1]  # CRLF framing is tolerated on read; the raw bytes say so
         frame = self.transcript.received(line)
