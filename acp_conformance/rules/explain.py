@@ -41,14 +41,14 @@ def close_matches(rule_id: str) -> list[str]:
 def monitor_lines(rule_id: str) -> list[str]:
     """Each monitor class that declares ``rule_id``: its side, class name and file:line, and the lines of
     its module that report the rule."""
-    from .monitors import AGENT_MONITORS, CLIENT_MONITORS, monitor_side
+    from .monitors import AGENT_MONITORS, CLIENT_MONITORS  # the discovered classes, wherever they live
     out = []
     for cls in dict.fromkeys([*AGENT_MONITORS, *CLIENT_MONITORS]):
         if rule_id not in cls.rules:
             continue
         path = inspect.getsourcefile(cls) or ""
         line = inspect.getsourcelines(cls)[1]
-        out.append(f"{cls.__name__} ({monitor_side(cls)} side) at {_where(path, line)}")
+        out.append(f"{cls.__name__} ({getattr(cls, 'side', 'agent')} side) at {_where(path, line)}")
         reports = _report_lines(Path(path), rule_id)
         if reports:
             out.append(f"  reports it at line{'s' if len(reports) > 1 else ''} {', '.join(map(str, reports))}")
