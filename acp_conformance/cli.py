@@ -44,7 +44,8 @@ acp-conformance compare REPORT.json... -o matrix.html
   One page with the implementations as columns and the rules as rows, each cell linking to its evidence.
 
 acp-conformance fuzz --agent-cmd CMD [--seed N] [--max-examples N] [--budget S] [--steps N]
-                     [--report-dir DIR] [--strict] [--timeout S]      (or --client-cmd CMD)
+                     [--report-dir DIR] [--strict] [--timeout S] [--no-prestart | --prestart-restarts]
+                     (or --client-cmd CMD [--acp-client-arg=ARG ...], ARG where {args} stands or at the end)
   Fuzz the target with generated traffic judged by every rule; a failure is shrunk and written as a
   scenario file (fuzz-counterexample.yaml) beside fuzz-report.json. Exit 0: no finding, 1: a finding.
 
@@ -57,7 +58,8 @@ acp-conformance check [--report-dir DIR] [--strict] TRANSCRIPT...
   Judge recorded sessions (our transcript .jsonl, or a plain log: "> " client to agent, "< " agent
   to client, "! " an event, one per line). Exit 0: no blocking rule broken, 1: broken, 2: unreadable file.
 
-acp-conformance replay FILE --agent-cmd CMD [--timeout S] [--strict] [--report-dir DIR]  (or --client-cmd CMD)
+acp-conformance replay FILE --agent-cmd CMD [--timeout S] [--strict] [--report-dir DIR]
+                       (or --client-cmd CMD [--acp-client-arg=ARG ...])
   Rerun a scenario file (a fuzz counterexample, or your own) with every monitor: each scenario passed,
   failed (with its rules) or skipped (with the reason), and the reports of a suite run.
   Exit 0: it passes, 1: it fails."""
@@ -248,9 +250,15 @@ def _fuzz_parser(prog: str, replay: bool) -> argparse.ArgumentParser:
         p.add_argument("--steps", type=int, default=100, metavar="N", help="rules per example (default 100)")
         p.add_argument("--report-dir", default="reports", metavar="DIR",
                        help="where fuzz-report.json and the shrunk counterexample go (default reports/)")
+        p.add_argument("--prestart-restarts", action="store_true",
+                       help="agents: start the process of a resume in a new process ahead too, in the example's "
+                            "directory (only for an agent that reads what it stored when asked, not at start-up)")
         p.add_argument("--no-prestart", action="store_true",
                        help="agents: start each example's process only when the example starts (by default it "
                             "starts while the example before runs, so two processes of the agent exist at once)")
+    p.add_argument("--acp-client-arg", action="append", default=[], metavar="ARG",
+                   help="one more argument for the client, where {args} stands in --client-cmd or at its end "
+                        "(repeatable; write --acp-client-arg=--flag for a value that starts with a dash)")
     p.add_argument("--strict", action="store_true", help="SHOULD-level failures count as findings too")
     p.add_argument("--timeout", type=float, default=5.0, metavar="S",
                    help="seconds to wait for each answer of the target (default 5)")
@@ -259,21 +267,26 @@ def _fuzz_parser(prog: str, replay: bool) -> argparse.ArgumentParser:
 
 def _target_argv(a: argparse.Namespace) -> tuple[str, list[str]]:
     side, cmd = ("agent", a.agent_cmd) if a.agent_cmd is not None else ("client", a.client_cmd)
-    from .target_command import CommandError, target_argv
+    from .target_command import CommandError, target_argv, with_extra_args
     try:
         argv = target_argv(side, cmd)
     except CommandError as e:
         raise _Usage(str(e)) from None
+    if a.acp_client_arg:
+        if side != "client":
+            raise _Usage("--acp-client-arg gives arguments to a client: use it with --client-cmd")
+        argv = with_extra_args(argv, a.acp_client_arg)
     if not a.timeout > 0:
         raise _Usage(f"--timeout must be a positive number of seconds (got {a.timeout!r})")
     return side, argv
 
 
-def _client_fuzzer(cmd: str, a: argparse.Namespace):
-    """The client fuzzer (imported only now), or a usage error when this installation has none."""
+def _client_fuzzer(argv: list[str], a: argparse.Namespace):
+    """The client fuzzer (imported only now) for the client's command line (its --acp-client-arg in place),
+    or a usage error when this installation has none."""
     from .fuzz.client_entry import ClientFuzzUnavailable, client_fuzzer
     try:
-        return client_fuzzer(cmd, timeout=a.timeout, strict=a.strict)
+        return client_fuzzer(argv, timeout=a.timeout, strict=a.strict)
     except ClientFuzzUnavailable as e:
         raise _Usage(f"--client-cmd: {e}") from None
 
@@ -295,12 +308,13 @@ def run_fuzz(argv: list[str]) -> int:
           f"of {a.steps} rules in {a.budget:g} s (a finding is then shrunk for up to {a.budget / 2:g} s more)",
           flush=True)
     if side == "client":
-        client = _client_fuzzer(a.client_cmd, a)
+        client = _client_fuzzer(target, a)
         result = client.fuzz(client.config, **kw)
     else:
         from .fuzz.run import fuzz
-        from .fuzz.stateful import FuzzConfig
-        result = fuzz(FuzzConfig(target, timeout=a.timeout, strict=a.strict, prestart=not a.no_prestart), **kw)
+        from .fuzz.config import FuzzConfig
+        result = fuzz(FuzzConfig(target, timeout=a.timeout, strict=a.strict, prestart=not a.no_prestart,
+                                          prestart_restarts=a.prestart_restarts), **kw)
     print("\n".join(fuzz_summary(result, side, target)[1:]))  # the first line is printed above
     return 1 if result.failure else 0
 
@@ -312,11 +326,11 @@ def run_replay(argv: list[str]) -> int:
     from .scenarios.model import ScenarioFileError
     try:
         if side == "client":
-            client = _client_fuzzer(a.client_cmd, a)
+            client = _client_fuzzer(target, a)
             result = client.replay(a.file, client.config)
         else:
             from .fuzz.run import replay
-            from .fuzz.stateful import FuzzConfig
+            from .fuzz.config import FuzzConfig
             report_dir = Path(a.report_dir)
             try:
                 report_dir.mkdir(parents=True, exist_ok=True)

@@ -168,7 +168,7 @@ def stateful(budget: float, steps: int, seed: int, prestart: bool = True, work_s
     (which, unlike the wall clock, do not depend on what else the machine runs). ``prestart``: each
     example's agent process is started while the example before it runs (the default)."""
     from acp_conformance.fuzz.run import fuzz, time_split
-    from acp_conformance.fuzz.stateful import FuzzConfig
+    from acp_conformance.fuzz.config import FuzzConfig
 
     def cpu(who):
         r = resource.getrusage(who)

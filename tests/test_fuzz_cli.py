@@ -112,3 +112,23 @@ def test_pytest_acp_fuzz_options_are_checked(tmp_path):
     run = run_suite(REFERENCE, tmp_path, "--acp-fuzz", "--acp-fuzz-budget=-3")
     assert run.returncode == 2
     assert "--acp-fuzz-budget must be a positive number" in run.output and "Traceback" not in run.output
+
+
+def test_fuzz_gives_the_client_its_acp_client_args(tmp_path, capsys):
+    """--acp-client-arg reaches the client's command line where {args} stands (as in scenario runs); the
+    client here records its argv and exits, which the fuzzer reports as a client it could not fuzz."""
+    seen = tmp_path / "argv.json"
+    client = shlex.join([sys.executable, "-c", f"import json, sys; json.dump(sys.argv[1:], open({str(seen)!r}, 'w'))",
+                         "{args}", "--", "tail"])
+    code = main(["fuzz", "--client-cmd", client, "--acp-client-arg=--cancel-after", "--acp-client-arg", "0.3",
+                 "--max-examples", "1", "--budget", "20", "--report-dir", str(tmp_path / "out")])
+    assert code in (0, 1), capsys.readouterr().err
+    assert json.loads(seen.read_text()) == ["--cancel-after", "0.3", "--", "tail"]
+
+
+def test_acp_client_arg_is_for_clients_only(capsys):
+    assert main(["fuzz", "--agent-cmd", sys.executable, "--acp-client-arg=--x"]) == 2
+    err = capsys.readouterr().err
+    assert "--acp-client-arg gives arguments to a client" in err and "Traceback" not in err
+    assert "--acp-client-arg" in subprocess.run([sys.executable, "-m", "acp_conformance", "fuzz", "--help"],
+                                                capture_output=True, text=True, timeout=60).stdout

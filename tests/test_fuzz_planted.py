@@ -23,7 +23,7 @@ import yaml
 
 from acp_conformance.fuzz.reduce import VALUE_RERUNS, Reducer
 from acp_conformance.fuzz.run import fuzz, replay
-from acp_conformance.fuzz.stateful import DEFAULT_PROMPTS, FuzzConfig
+from acp_conformance.fuzz.config import DEFAULT_PROMPTS, FuzzConfig
 
 PLANTED = Path(__file__).resolve().parent / "planted" / "planted_agents.py"
 REFERENCE = [sys.executable, "-m", "acp_conformance.reference.agent"]

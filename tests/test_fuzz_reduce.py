@@ -17,7 +17,8 @@ import pytest
 
 from acp_conformance.fuzz import reduce as reduce_module
 from acp_conformance.fuzz.reduce import Outcome, Reducer, _apply_edits, _ladder, _validity, _value_edits
-from acp_conformance.fuzz.stateful import DEFAULT_PROMPTS, FuzzConfig, Recorded, StepStats
+from acp_conformance.fuzz.config import DEFAULT_PROMPTS, FuzzConfig, StepStats
+from acp_conformance.fuzz.recorded import Recorded
 from acp_conformance.protocol.schema import cached_schema
 from acp_conformance.protocol.validate import Validator
 

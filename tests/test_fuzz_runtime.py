@@ -11,7 +11,7 @@ import uuid
 from pathlib import Path
 
 from acp_conformance.fuzz.run import fuzz
-from acp_conformance.fuzz.stateful import FuzzConfig
+from acp_conformance.fuzz.config import FuzzConfig
 from acp_conformance.wire.transcript import EV_START
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,16 +70,16 @@ def test_a_spare_that_cannot_live_beside_the_running_process_is_replaced(tmp_pat
 
 
 def test_prestart_off_starts_each_process_with_its_example(tmp_path):
-    from acp_conformance.fuzz import stateful
+    from acp_conformance.fuzz import judge
     started: list[bool] = []
-    feed = stateful.Judge.feed
+    feed = judge.Judge.feed
 
     def spy(self, frame):
         if frame.event == EV_START:
             started.append(bool((frame.detail or {}).get("prestarted")))
         return feed(self, frame)
 
-    stateful.Judge.feed = spy
+    judge.Judge.feed = spy
     try:
         argv = [sys.executable, "-m", "acp_conformance.reference.agent"]
         fuzz(FuzzConfig(argv, prestart=False), seed=1, max_examples=2, step_count=5)
@@ -88,7 +88,7 @@ def test_prestart_off_starts_each_process_with_its_example(tmp_path):
         fuzz(FuzzConfig(argv), seed=1, max_examples=2, step_count=5)
         on = list(started)
     finally:
-        stateful.Judge.feed = feed
+        judge.Judge.feed = feed
     assert off and True not in off
     assert on[0] is False and True in on  # the first example has no spare yet; the second takes one
 
@@ -112,3 +112,62 @@ def test_the_budget_ends_the_run_inside_a_long_example(tmp_path):
     # the cut-off is at the budget; what follows is stopping the process (the ladder's first rung)
     assert result.seconds < budget + 10, result.seconds
     assert _alive_with(mark) == []
+
+
+def test_a_restart_takes_the_process_started_ahead_in_its_directory(tmp_path):
+    """With --prestart-restarts, a resume in a new process takes a process started ahead (after the example's first resume) in the
+    example's own directory: the restarted process finds what the one before stored there."""
+    log = tmp_path / "cwds"
+    argv = _wrapper(tmp_path, f"""
+        import os
+        with open({str(log)!r}, "a") as f:
+            f.write(os.getcwd() + "\\n")
+        """)
+    mark = uuid.uuid4().hex
+    config = FuzzConfig(argv, env={"ACP_TEST_MARK": mark}, prestart_restarts=True)
+    result = fuzz(config, seed=1, max_examples=4, step_count=40)
+    assert result.failure is None, result.failure
+    assert result.stats.restart_spares >= 1, result.stats
+    assert result.stats.spares_died == 0
+    # every restart's process (and every unused one) ran in a directory an example's process ran in first
+    cwds = log.read_text(encoding="utf-8").split()
+    assert len(cwds) > len(set(cwds)), cwds
+    assert _alive_with(mark) == []
+
+
+def test_a_restart_process_that_cannot_live_beside_the_running_one_is_replaced(tmp_path):
+    """A target that refuses to start while another of its processes runs in the same directory (with
+    --prestart-restarts): the
+    process started ahead for a restart dies; the restart starts its own, restarts are no longer
+    prestarted, and nothing is reported."""
+    argv = _wrapper(tmp_path, """
+        import fcntl, sys
+        lock = open("agent.lock", "w")
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            sys.exit("another process of this agent runs in this directory")
+        """)
+    mark = uuid.uuid4().hex
+    config = FuzzConfig(argv, env={"ACP_TEST_MARK": mark}, prestart_restarts=True)
+    result = fuzz(config, seed=1, max_examples=4, step_count=40)
+    assert result.failure is None, result.failure
+    assert result.stats.spares_died == 1 and result.stats.restart_spares == 0, result.stats
+    assert _alive_with(mark) == []
+
+
+def test_one_example_judged_again_from_its_frames_gives_the_same_blocking_rules(tmp_path):
+    """judge_example (the fuzz judge as one function): the transcript of a counterexample, judged again,
+    fails the rule the run failed it for; the same judge passes the frames of a correct agent's run."""
+    from acp_conformance.fuzz.judge import judge_example
+    from acp_conformance.protocol.schema import cached_schema
+    from acp_conformance.protocol.validate import Validator
+
+    planted = ROOT / "tests" / "planted" / "planted_agents.py"
+    result = fuzz(FuzzConfig([sys.executable, str(planted), "big-id"], timeout=3.0), seed=0, max_examples=100_000,
+                  budget=30.0, step_count=50, report_dir=tmp_path)
+    assert result.failure and "ERR-004" in result.rules, result.failure
+    blocking, _ = judge_example(result.transcript, Validator(cached_schema(None)))
+    assert "ERR-004" in {f.rule for f in blocking}, [f.rule for f in blocking]
+    # an empty example breaks nothing
+    assert judge_example([], Validator(cached_schema(None))) == ([], [])

@@ -17,8 +17,10 @@ from acp_conformance.rules.monitors import ALL_MONITORS, RULES_CHECKED
 from acp_conformance.wire.transcript import EVENT, RECEIVED, SENT, Frame, parse_line
 
 # this file covers the first rule slice; every later family has its own tests/test_monitors_<family>.py
-_SLICE_MODULES = {"prompt", "cancel", "resume", "errors", "initialize", "transport"}
-SLICE_MONITORS = [c for c in ALL_MONITORS if c.__module__.rsplit(".", 1)[-1] in _SLICE_MODULES]
+# (the monitors of that slice, by class: their modules now hold later families' monitors beside them)
+_SLICE_CLASSES = {"PromptMonitor", "CancelMonitor", "ResumeMonitor", "ResponseMonitor", "SessionErrorMonitor",
+                  "InitializeMonitor", "TransportMonitor"}
+SLICE_MONITORS = [c for c in ALL_MONITORS if c.__name__ in _SLICE_CLASSES]
 MY_RULES = {r for c in SLICE_MONITORS for r in c.rules}
 
 # --- WIRE-NOTES section 2 transcripts, verbatim ------------------------------------------------

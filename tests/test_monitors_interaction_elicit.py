@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from acp_conformance.rules.findings import FAIL, PASS, SKIP, WARN
-from acp_conformance.rules.monitors.interaction_tool import diff_problems
+from acp_conformance.rules.monitors.tool import diff_problems
 from test_monitors import run, statuses
 
 

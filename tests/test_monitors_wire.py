@@ -591,3 +591,24 @@ A->C {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{
     assert FAIL not in statuses(run(v1), "SCHEMA-001")
     v2 = run(v1.replace('"result":{"protocolVersion":1', '"result":{"protocolVersion":2'))
     assert FAIL in statuses(v2, "SCHEMA-001") + statuses(v2, "INIT-005")  # one defect, one verdict
+
+
+def test_the_agent_methods_of_err_005_come_from_the_schema(tmp_path):
+    # --acp-schema can add a method: a schema that defines session/frobnicate makes its success legal
+    import json
+
+    from acp_conformance.protocol.schema import cached_schema, load_schema
+    from acp_conformance.protocol.validate import Validator
+
+    bundled = cached_schema(None)
+    assert bundled.requests_to("agent") >= {"initialize", "session/new", "session/prompt", "terminal/cancel"}
+    assert "session/request_permission" in bundled.requests_to("client") - bundled.requests_to("agent")
+    doc = json.loads(json.dumps(bundled.document))
+    doc["x-acp-methods"]["session/frobnicate"] = {"direction": "client->agent", "kind": "request",
+                                                  "params": "ListSessionsRequest", "result": "ListSessionsResponse"}
+    path = tmp_path / "acp.schema.json"
+    path.write_text(json.dumps(doc))
+    script = MALFORMED.replace('{"jsonrpc":"2.0","id":17,"error":{"code":-32601,"message":"Method not found"}}',
+                               '{"jsonrpc":"2.0","id":17,"result":{"sessions":[]}}')
+    assert FAIL in statuses(run(script), "ERR-005")
+    assert FAIL not in statuses(run(script, validator=Validator(load_schema(path))), "ERR-005")

@@ -43,7 +43,7 @@ from ..wire.transcript import RECEIVED, SENT
 from .client_run import ClientJudge, harness_error, run_client_scenario, run_failures
 from .client_script import AgentMoves, as_scenario, count_actions, plan_document, script_size, steps_of
 from .run import SCENARIO_NAME, FuzzResult, ReplayResult, report_json
-from .stateful import FuzzFailure, StepStats
+from .config import FuzzFailure, StepStats
 from .strategies import strategies_for, without_local_constants
 
 DEFAULT_CLIENT_ARGV = [sys.executable, "-m", "acp_conformance.reference.client", "--", "{agent}"]

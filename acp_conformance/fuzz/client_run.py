@@ -22,7 +22,8 @@ from ..rules.monitors import CLIENT_MONITORS
 from ..scenarios.model import Scenario
 from ..scenarios.runner import RunResult, RunSettings, TargetSpec
 from ..wire.transcript import EV_EOF, EV_EXIT, EV_STDIN_CLOSED, RECEIVED, SENT
-from .stateful import Judge, StepStats
+from .config import StepStats
+from .judge import Judge
 
 if TYPE_CHECKING:
     from .client_fuzz import ClientFuzzConfig

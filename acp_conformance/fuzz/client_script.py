@@ -30,7 +30,7 @@ from ..rules.monitors._client import UPDATE_KINDS
 from ..scenarios.client_model import _scenario
 from ..scenarios.model import Scenario
 from .run import SCENARIO_NAME
-from .stateful import _has_var
+from .config import has_var
 from .strategies import MAX_TEXT, SchemaStrategies, free_objects, json_values, request_ids
 
 AUTO_ID_BASE = 1000  # our own request ids: 1001, 1002, ... (unique in an example, like an agent's counter)
@@ -53,7 +53,7 @@ _id_choice = st.none() | request_ids.map(_shift_id) | st.just("$id")
 
 def _no_var(s: st.SearchStrategy) -> st.SearchStrategy:
     """Generated values that the runner would read as a variable ($x, ${x}) are left out."""
-    return s.filter(lambda v: not _has_var(v))
+    return s.filter(lambda v: not has_var(v))
 
 
 @dataclass

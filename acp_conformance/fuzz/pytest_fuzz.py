@@ -132,7 +132,7 @@ class FuzzItem(pytest.Item):
             raise FuzzFinding("\n".join(finding + [ln for ln in summary[1:] if ln not in finding]))
 
     def _agent_config(self, state):
-        from .stateful import FuzzConfig
+        from .config import FuzzConfig
         s = state.settings
         schema_opt = self.config.getoption("acp_schema", default=None)
         prompts = {k: v for k, v in s["prompts"].items() if isinstance(v, str)}

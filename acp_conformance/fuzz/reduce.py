@@ -58,7 +58,9 @@ from typing import Any
 
 from ..rules.findings import Finding
 from ..scenarios.model import Scenario, Step
-from .stateful import FuzzSession, Judge, Recorded, failure_message
+from .judge import Judge, failure_message
+from .live import FuzzSession
+from .recorded import Recorded
 
 _DEBUG = bool(os.environ.get("ACP_FUZZ_DEBUG"))
 _REF = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")

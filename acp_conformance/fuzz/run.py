@@ -21,7 +21,10 @@ import yaml
 from ..rules.catalog import load_catalog
 from ..rules.findings import Finding
 from .reduce import Reducer
-from .stateful import BudgetSpent, FuzzConfig, FuzzSession, Judge, StepStats, machine_for
+from .config import BudgetSpent, FuzzConfig, StepStats
+from .judge import Judge
+from .live import FuzzSession
+from .stateful import machine_for
 from .strategies import without_local_constants
 
 SCENARIO_NAME = "fuzz-counterexample"

@@ -51,6 +51,11 @@ class Schema:
     methods: dict[str, Method]
     sha256: str
 
+    def requests_to(self, side: str) -> frozenset[str]:
+        """The request methods that ``side`` ("agent" or "client") handles: the other side sends them."""
+        sender = "client" if side == "agent" else "agent"
+        return frozenset(n for n, m in self.methods.items() if m.kind == "request" and m.sent_by(sender))
+
     @property
     def defs(self) -> dict[str, Any]:
         return self.document.get("$defs", {})

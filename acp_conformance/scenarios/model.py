@@ -19,7 +19,7 @@ STEPS: dict[str, set[str]] = {
     "initialize": {"protocolVersion", "capabilities", "info", "params", "save", "expect", "wait"},
     "new_session": {"cwd", "params", "save", "expect", "mkdir"},
     "prompt": {"session", "text", "blocks", "key", "save", "wait", "expect"},
-    "await": {"response", "idle", "after", "update", "timeout", "optional", "save"},
+    "await": {"response", "idle", "after", "update", "permission", "timeout", "optional", "save"},
     "cancel": {"session"},
     "resume": {"session", "replay", "cwd", "params", "save", "expect", "wait"},
     "close": {"session", "save", "wait"},
@@ -30,6 +30,7 @@ STEPS: dict[str, set[str]] = {
     "settle": {"seconds"},
     "note": {"text"},
     "set_config": {"session", "pick", "to", "save"},
+    "answer_held": {"session", "with"},  # answer the permission requests held so far (a late answer)
 }
 # keys every step takes: `if_saved: t` runs the step only when an earlier step saved $t (an optional
 # await that timed out saves nothing, and what depends on it is then left out, not a harness error)

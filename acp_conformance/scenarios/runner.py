@@ -19,6 +19,7 @@ import anyio
 from ..wire.peer import Peer, Pending, TargetGone, WaitTimeout
 from ..wire.transcript import EV_NOTE, EV_TIMEOUT, RECEIVED, Frame, Transcript
 from ..wire.transport import TargetClosed, TargetError, Transport
+from ..rules.verdicts import NOT_EXERCISED_SKIP
 from .model import Scenario, Step
 
 SUITE_INFO = {"name": "acp-conformance", "title": "ACP Conformance Suite", "version": "0.1.0"}
@@ -110,10 +111,14 @@ class Runner:
         self._closed_here: set[str] = set()  # sessions this scenario closed (the form of a later resume)
         self.transport: Transport | None = None
         self.peer: Peer | None = None
+        # a restart takes the process this returns, when it returns one: a process of the target already
+        # started in this workdir (the fuzzer's, started while the connection before ran)
+        self.take_started: Callable[[], Transport | None] | None = None
         self._scope: anyio.CancelScope | None = None
         self._tg = None
         self._first_response_pending = True
         self._answered: dict[str, int] = {}  # options.permission_answers / elicitation_answers used so far
+        self._held: list[dict[str, Any]] = []  # permission requests held unanswered (answer_held answers them)
 
     # -- variables ----------------------------------------------------------------------------
     def lookup(self, path: str) -> Any:
@@ -191,20 +196,13 @@ class Runner:
         if method == "session/request_permission":
             answer = self._scripted("permission_answers", self.settings.permission_answer)
             if answer == "hold":
+                self._held.append(msg)
                 return
             special = _ODD_PERMISSION_ANSWERS.get(answer)
             if special is not None:
                 self._tg.start_soon(self._respond, msg["id"], special.get("result"), special.get("error"))
                 return
-            outcome = {"outcome": "cancelled"}
-            options = (msg.get("params") or {}).get("options") or []
-            if answer in ("allow", "reject"):
-                want = "allow" if answer == "allow" else "reject"
-                chosen = next((o for o in options if isinstance(o, dict)
-                               and str(o.get("kind", "")).startswith(want)), None)
-                if chosen is not None:
-                    outcome = {"outcome": "selected", "optionId": chosen.get("optionId")}
-            self._tg.start_soon(self._respond, msg["id"], {"outcome": outcome}, None)
+            self._tg.start_soon(self._respond, msg["id"], {"outcome": _permission_outcome(msg, answer)}, None)
         elif method == "elicitation/create" and self.scenario.options.get("elicitation_answers"):
             answer = self._scripted("elicitation_answers", "decline")
             if answer == "hold":
@@ -463,6 +461,17 @@ class Runner:
                     await self._await(p, a.get("timeout"))
                     since = p.response.seq if p.response is not None else p.frame.seq
                 await self._wait_idle(sid, since, f"an idle state_update for {sid}", a.get("timeout"))
+            elif "permission" in a:  # a session/request_permission from the target for this session
+                sid = a["permission"]
+                since = self.last_sent.get(sid, 0)
+                ended = _turn_ended(sid, since)
+                what = f"a session/request_permission for {sid}"
+                f = await self.peer.wait_for(lambda f: _is_permission_request(f, sid) or ended(f),
+                                             self._timeout(a.get("timeout")), what, since=since)
+                if not _is_permission_request(f, sid):
+                    self.transcript.event(EV_NOTE, text=f"the turn ended (idle at t={f.t:.2f}) without {what}")
+                    raise WaitTimeout(f"{what} did not arrive: the turn ended without it (idle at t={f.t:.2f})")
+                self._save(a, f.msg)
             elif "update" in a:
                 u = a["update"] or {}
                 sid = u.get("session")
@@ -492,7 +501,7 @@ class Runner:
                 self.transcript.event(EV_NOTE, text=f"optional wait ended: {e}")
                 return
             u = a.get("update") or {}
-            if u.get("kind") in TARGET_UPDATE_KINDS or u.get("state") == "requires_action":
+            if u.get("kind") in TARGET_UPDATE_KINDS or u.get("state") == "requires_action" or "permission" in a:
                 self.result.error_kind = "target-never"  # only the target decides to do this: its right
             raise
 
@@ -568,7 +577,9 @@ class Runner:
     async def _step_restart(self, a: dict[str, Any], step: Step) -> None:
         await self.disconnect()
         self.transcript.conn += 1
-        await self.connect(a.get("env"))
+        # (asked once the old process has exited: a started process that could not run beside it is gone by now)
+        started = self.take_started() if self.take_started is not None and not a.get("env") else None
+        await self.connect(a.get("env"), started=started)
 
     async def _step_settle(self, a: dict[str, Any], step: Step) -> None:
         """Wait until the target has been quiet for ``seconds`` (bounded at five times that)."""
@@ -625,6 +636,19 @@ class Runner:
         if p.error is None and isinstance(p.result, dict) and isinstance(p.result.get("configOptions"), list):
             self.sessions[sid]["config"] = p.result["configOptions"]
 
+    async def _step_answer_held(self, a: dict[str, Any], step: Step) -> None:
+        """Answer the permission requests held so far (of ``session``, else all) with ``with`` (default allow):
+        a late answer, e.g. after the work that asked was cancelled. None held: the agent never asked, which
+        is its right, so the scenario was not exercised."""
+        sid = a.get("session")
+        mine = [m for m in self._held if sid is None or (m.get("params") or {}).get("sessionId") == sid]
+        if not mine:
+            raise ScenarioSkip(f"{NOT_EXERCISED_SKIP}the agent asked no permission that the suite held, so there "
+                               "was nothing to answer late")
+        self._held = [m for m in self._held if m not in mine]
+        for m in mine:
+            await self._respond(m["id"], {"outcome": _permission_outcome(m, str(a.get("with", "allow")))}, None)
+
     async def _step_note(self, a: dict[str, Any], step: Step) -> None:
         self.transcript.event(EV_NOTE, text=str(a.get("text", "")))
 
@@ -643,6 +667,23 @@ _ELICITATION_ANSWERS: dict[str, dict[str, Any]] = {
     "custom": {"action": "_conformance/custom"},
     "decline_content": {"action": "decline", "content": {"x": 1}},
 }
+
+
+def _permission_outcome(msg: dict[str, Any], answer: str) -> dict[str, Any]:
+    """The outcome answering permission request ``msg`` with ``allow`` / ``reject`` (the first option of that
+    kind; none offered: cancelled) or ``cancelled``."""
+    options = (msg.get("params") or {}).get("options") or []
+    if answer in ("allow", "reject"):
+        chosen = next((o for o in options if isinstance(o, dict) and str(o.get("kind", "")).startswith(answer)), None)
+        if chosen is not None:
+            return {"outcome": "selected", "optionId": chosen.get("optionId")}
+    return {"outcome": "cancelled"}
+
+
+def _is_permission_request(f: Frame, sid: Any) -> bool:
+    m = f.msg
+    return (f.direction == RECEIVED and isinstance(m, dict) and m.get("method") == "session/request_permission"
+            and "id" in m and isinstance(m.get("params"), dict) and m["params"].get("sessionId") == sid)
 
 
 def _sample_value(prop: Any) -> Any:

@@ -168,6 +168,27 @@ class Cancel014(ReferenceAgent):
         super().cancel_held_prompts(session)
 
 
+class Cancel007(ReferenceAgent):
+    """Cancelled while waiting for a permission answer it withdraws the request, but a late "allow" still
+    runs the tool: running, the tool call in_progress and completed, idle end_turn."""
+
+    def on_work_cancelled(self, session, turn):
+        abandoned = self.__dict__.setdefault("_abandoned", {})
+        for request_id in turn.pending_requests:
+            abandoned[request_id] = (session, turn)
+        super().on_work_cancelled(session, turn)
+
+    def handle_response(self, msg):
+        late = self.__dict__.get("_abandoned", {}).pop(msg.get("id"), None)
+        if late is None or not self.permission_approved(("result", msg.get("result"))):
+            return super().handle_response(msg)
+        session, turn = late
+        self.report_running(session)
+        self.tool_update(session, turn, status="in_progress")
+        self.tool_update(session, turn, status="completed")
+        self.send_update(session, self.idle_update("end_turn"))
+
+
 MUTANTS: dict[str, tuple[tuple[str, ...], type]] = {
     "cancel-001": (("CANCEL-001",), Cancel001),
     "cancel-002": (("CANCEL-002",), Cancel002),
@@ -180,4 +201,5 @@ MUTANTS: dict[str, tuple[tuple[str, ...], type]] = {
     "cancel-012": (("CANCEL-012", "ERR-004"), Cancel012),
     "cancel-013": (("CANCEL-013", "ERR-004"), Cancel013),
     "cancel-014": (("CANCEL-014",), Cancel014),
+    "cancel-007": (("CANCEL-007",), Cancel007),
 }

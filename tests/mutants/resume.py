@@ -6,6 +6,7 @@ agent_mutants.py, which runs one: ``python tests/mutants/agent_mutants.py NAME``
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 
@@ -99,6 +100,33 @@ class Resume011(ReferenceAgent):
         return {"configOptions": None}
 
 
+class Resume013(ReferenceAgent):
+    """A replay that pauses after its first history update and serves other requests meanwhile, without
+    holding their updates: a prompt written after session/resume reports running before replay_complete."""
+
+    def handle_session_resume(self, ctx, params):
+        session = self.sessions.get(params.get("sessionId")) if isinstance(params.get("sessionId"), str) else None
+        if session is None or not session.record.get("history") or params.get("replayFrom") is None:
+            return super().handle_session_resume(ctx, params)
+        self.require_abs_path(params, "cwd")
+        self.check_session_setup(params)
+        self.parse_replay_from(params)
+        history = [u for u in map(self.history_update, session.record.get("history", [])) if u is not None]
+        if not history:
+            return super().handle_session_resume(ctx, params)
+        self.send_update(session, history[0])  # the replay has begun before the next line is read
+
+        async def replay():
+            await asyncio.sleep(0.5)  # the mutant's own pacing: the prompt is served meanwhile
+            for update in history[1:]:
+                self.send_update(session, update)
+            self.replay_marker(session)
+            self.resume_state_snapshot(session, True)
+            self.respond(ctx, self.resume_result(session))
+
+        self.spawn(replay(), ctx)
+
+
 MUTANTS: dict[str, tuple[tuple[str, ...], type]] = {
     "resume-002": (("RESUME-002",), Resume002),
     "resume-002-twice": (("RESUME-002",), Resume002Twice),
@@ -109,4 +137,5 @@ MUTANTS: dict[str, tuple[tuple[str, ...], type]] = {
     "resume-006": (("RESUME-006",), Resume006),
     "resume-001": (("RESUME-001",), Resume001),
     "resume-011": (("RESUME-011", "SESSION-003"), Resume011),
+    "resume-013": (("RESUME-013",), Resume013),
 }

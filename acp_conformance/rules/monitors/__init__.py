@@ -1,7 +1,13 @@
-"""Monitors: one module per rule family, found here by discovery, for both sides.
+"""Monitors: one module per rule area, found here by discovery, for both sides.
+
+A monitor lives in ``<area>.py``, the rule-ID prefix of most of the rules it judges (``prompt.py`` for
+PROMPT-*; an area that needs two modules adds ``<area>_*.py``: ``cancel_lifecycle.py``, ``client_*.py``),
+the client-side monitor of an area beside the agent-side one. The shared reading of the stream and the
+helpers are the private modules: ``_common`` (messages, pairing, ``ConnMonitor``), ``_attribution``
+(which answer belongs to which raw line the suite wrote) and ``_client`` (client-side helpers).
 
 Every module of this package that defines ``Monitor`` subclasses with a non-empty ``rules`` tuple
-contributes them (in module order), so adding a rule family is adding a module. A monitor's
+contributes them (in module order), so adding a rule area is adding a module. A monitor's
 ``side`` says which targets it judges: ``agent`` (the default: the suite plays the client),
 ``client`` (the suite plays the agent) or ``both`` (it reads ``ctx.target_side``).
 

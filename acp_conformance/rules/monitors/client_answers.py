@@ -24,22 +24,6 @@ class ClientAnswerMonitor(ConnMonitor):
     side = "client"
     rules = ("CLIENT-012", "CLIENT-013", "CLIENT-016", "CLIENT-017", "CLIENT-018", "CLIENT-019", "CLIENT-021",
              "CLIENT-027")
-    expected = {
-        "CLIENT-012": "After its session/cancel the client answers every pending session/request_permission of "
-                      "that session with the cancelled outcome.",
-        "CLIENT-013": "A permission answer is {outcome: {outcome: \"cancelled\"}} or {outcome: {outcome: "
-                      "\"selected\", optionId: one of the offered ids}}.",
-        "CLIENT-016": "The client never answers a notification: every response it writes answers a request of the "
-                      "agent.",
-        "CLIENT-017": "Each agent request is answered exactly once, with the same id (string or integer), even when "
-                      "the id equals one of the client's own pending ids.",
-        "CLIENT-018": "An agent request for a method the client does not implement gets -32601.",
-        "CLIENT-019": "elicitation/create in a mode the client did not advertise gets -32602 (an unknown mode: "
-                      "-32602, decline or cancel).",
-        "CLIENT-021": "An elicitation answer's action is accept, decline or cancel; accepted form content matches "
-                      "the requested schema.",
-        "CLIENT-027": "The client's request ids are integers or strings, never null, and not reused while pending.",
-    }
 
     def analyze(self, log: ConnLog) -> None:
         self._answers(log)

@@ -22,28 +22,6 @@ class ClientLifecycleMonitor(ConnMonitor):
     side = "client"
     rules = ("CLIENT-001", "CLIENT-002", "CLIENT-003", "CLIENT-004", "CLIENT-006", "CLIENT-007", "CLIENT-008",
              "CLIENT-009", "CLIENT-010", "CLIENT-031", "CLIENT-032")
-    expected = {
-        "CLIENT-001": "The client's first request is initialize with an integer protocolVersion (>= 2), info {name, "
-                      "version} and capabilities (an object or omitted); no other request goes before a successful "
-                      "initialize response.",
-        "CLIENT-002": "When the agent chose a protocol version the client did not ask for (or refused with -32022), "
-                      "the client disconnects, or at least sends no session/* request.",
-        "CLIENT-003": "Without authMethods (omitted or empty) the client never calls auth/login or auth/logout.",
-        "CLIENT-004": "auth/login names an advertised methodId whose type is `agent` (never a terminal method).",
-        "CLIENT-006": "Session setup respects the agent's capabilities: absolute cwd; MCP servers only of advertised "
-                      "transports (stdio command absolute); additionalDirectories and systemPrompt only when "
-                      "advertised (override mode only with systemPrompt.mode.override).",
-        "CLIENT-007": "A prompt is a non-empty array of text and resource_link blocks, plus image / audio / resource "
-                      "only when the agent's prompt capabilities advertise them.",
-        "CLIENT-008": "No session/prompt for a session before a successful session/new (or session/resume) "
-                      "response for it.",
-        "CLIENT-009": "The client never calls session/delete unless the agent advertised session.delete.",
-        "CLIENT-010": "session/resume sends the session's own working directory.",
-        "CLIENT-031": "After a -32002 answer to session/close the client treats the session as closed: no retry of "
-                      "session/close and no session/prompt for it.",
-        "CLIENT-032": "The client sends no mutation (session/cancel, session/prompt, ...) naming a child session "
-                      "announced by subagent_update unless its capabilities grant it.",
-    }
 
     def analyze(self, log: ConnLog) -> None:
         init_m, init = init_result(log)

@@ -15,16 +15,6 @@ _MISSING = object()
 class ClientSessionMonitor(ConnMonitor):
     side = "client"
     rules = ("CLIENT-022", "CLIENT-023", "CLIENT-024", "IDEM-004")
-    expected = {
-        "CLIENT-022": "session/list cursors are passed back unmodified (an empty-string nextCursor is a real "
-                      "cursor); a missing or null nextCursor ends the listing.",
-        "CLIENT-023": "tool_call/cancel and terminal/cancel are sent only while that tool call / terminal advertises "
-                      "capabilities.cancel.",
-        "CLIENT-024": "session/set_config_option uses type \"id\" with one of the option's values for a select, type "
-                      "\"boolean\" with a boolean for a boolean option, and never sets an option of an unknown type.",
-        "IDEM-004": "An idempotencyKey is sent again only on attempts of the same submission: a reused key in a "
-                    "session comes with the same prompt.",
-    }
 
     def analyze(self, log: ConnLog) -> None:
         self._cursors(log)

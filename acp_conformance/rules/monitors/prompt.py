@@ -13,12 +13,13 @@ running/requires_action and until an idle) and attributes to each prompt request
   no running since the request ends it too (and fails PROMPT-011).
 
 Updates while a session/resume of the session is pending are history or snapshots: they are not
-insertions and an idle among them ends no work. PROMPT-013 judges every idle that follows active
+insertions and an idle among them ends no work (except the new user message and the running of a prompt
+the suite wrote after the resume request: those are that prompt's). PROMPT-013 judges every idle that follows active
 work, outside resume windows.
 
 A keyed retry (an accepted prompt repeating the ``idempotencyKey`` of a submission accepted earlier
 in the session) is not a new submission: it owes no echo, no work and no fresh messageId, so the
-judgements of accepted prompts (PROMPT-002/005/006/011/012) skip it; prompt_retry.py judges it.
+judgements of accepted prompts (PROMPT-002/005/006/011/012) skip it; idem.py judges it.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from typing import Any
 from ...wire.transcript import RECEIVED, SENT
 from ..monitor import REQUEST, RESPONSE
 from ._common import USER_KINDS, WORK_STATES, ConnLog, ConnMonitor, Msg, fr, hashable, js, secs, session_update
-from .prompt_retry import idempotency_key
+from .idem import idempotency_key
 
 
 @dataclass(eq=False)
@@ -107,24 +108,6 @@ def _text_of(blocks: Any) -> str | None:
 class PromptMonitor(ConnMonitor):
     rules = ("PROMPT-001", "PROMPT-002", "PROMPT-003", "PROMPT-004", "PROMPT-005", "PROMPT-006",
              "PROMPT-011", "PROMPT-012", "PROMPT-013")
-    expected = {
-        "PROMPT-001": "A successful session/prompt result is an object whose messageId is the inserted "
-                      "user message's id, a non-empty string.",
-        "PROMPT-002": "The inserted message is reported as user_message or user_message_chunk updates for the "
-                      "session carrying the messageId the response returned (before or after the response), "
-                      "and no other new user-message id belongs to that submission.",
-        "PROMPT-003": "Once the user message has been inserted the agent never answers that session/prompt with "
-                      "an error; failures end the work with an idle stopReason \"error\" instead.",
-        "PROMPT-004": "An error response means nothing was inserted: no new user-message update follows a "
-                      "rejected prompt.",
-        "PROMPT-005": "The agent answers session/prompt as soon as the message is inserted, without waiting for "
-                      "the foreground work to finish.",
-        "PROMPT-006": "Distinct inserted submissions get distinct messageIds, also for identical content.",
-        "PROMPT-011": "Foreground work of an accepted prompt is reported by a state_update running (or "
-                      "requires_action) for the session before the idle that ends it.",
-        "PROMPT-012": "When no foreground work remains the agent reports a state_update idle for the session.",
-        "PROMPT-013": "The idle state_update that ends foreground work carries a non-null string stopReason.",
-    }
 
     def __init__(self, ctx):
         super().__init__(ctx)
@@ -195,6 +178,8 @@ class PromptMonitor(ConnMonitor):
             st = st_of(sid)
             kind = upd.get("sessionUpdate")
             in_resume = bool(st.resume_pending)
+            # a prompt written after the pending resume: its new user message and its running are live, not history
+            prompted = in_resume and any(r.req.order > st.resume_pending[0].order for r in st.recs if r.in_flight())
             if kind in USER_KINDS:
                 mid = upd.get("messageId")
                 if not hashable(mid):
@@ -203,7 +188,7 @@ class PromptMonitor(ConnMonitor):
                 new = mid not in seen
                 if new:
                     seen[mid] = m
-                if in_resume:
+                if in_resume and not (prompted and new):
                     continue
                 for r in st.recs:
                     if r.collects(m.t, window):
@@ -214,7 +199,7 @@ class PromptMonitor(ConnMonitor):
                     if not st.active:
                         st.running = m
                     st.active = True
-                    if in_resume:
+                    if in_resume and not prompted:
                         continue
                     for r in st.recs:
                         if r.end_idle is None and not r.rejected and not r.was_active and r.running is None:

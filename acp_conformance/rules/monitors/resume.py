@@ -13,6 +13,28 @@ Each resume is tracked by its own request. When several resumes of one session o
 before another is answered), the session's updates in between cannot be attributed to one of them:
 a finding that depends on that attribution is informational; what holds whatever the attribution
 (no replay_complete, or no state_update, at all in a resume's window) is still judged.
+
+RESUME-013 (``ResumeLiveHoldMonitor``):
+
+Live updates held during a replay (RESUME-013, MUST since the v2 Preview's reworded replay_complete).
+
+While it replays a session for ``session/resume`` with a replayFrom cursor, the agent holds the
+session's live updates until ``replay_complete``; a live update it wrote before it read the request may
+still arrive after the request (in flight), and is allowed. Only what is provably live *and* provably
+written during the replay is judged:
+
+* the replay had begun: an update of the session after the request carries a messageId/toolCallId
+  that was seen on this connection before the request (history; the first such update marks it);
+* the session was not working when the request was written (its last state_update was idle, or none),
+  and the suite then wrote a ``session/prompt`` for it (the only cause of new work);
+* after that prompt and after the first replayed update, before replay_complete, a state_update
+  reports running or requires_action: a state change is never history, and only the prompt written
+  after the resume request can have caused it.
+
+The suite creates the situation by writing a prompt right after the resume request (scenario
+resume-then-prompt): an agent that finishes the resume before it serves the prompt passes, one that
+serves it during the replay without holding its updates fails. A resume without replay_complete is
+RESUME-002's (successful) or a truncation (error or no response), not judged here.
 """
 
 from __future__ import annotations
@@ -22,7 +44,8 @@ from typing import Any
 
 from ...wire.transcript import RECEIVED, SENT
 from ..monitor import REQUEST, RESPONSE
-from ._common import USER_KINDS, ConnLog, ConnMonitor, Msg, fr, hashable, js, secs, session_update
+from ._common import (AGENT_MESSAGE_KINDS, TOOL_KINDS, USER_KINDS, WORK_STATES, ConnLog, ConnMonitor, Msg, fr,
+                      hashable, js, secs, session_update)
 
 _FULL_HISTORY = ("agent_message", "agent_thought")
 NO_CURSOR, CURSOR, MALFORMED = "none", "cursor", "malformed"
@@ -54,6 +77,7 @@ class _Resume:
     late_markers: list[Msg] = field(default_factory=list)  # replay_complete after the response
     stop_t: float | None = None  # the next resume of the session (later markers are its own)
     overlaps: list["_Resume"] = field(default_factory=list)  # resumes of the session in flight at the same time
+    prompted: bool = False  # a session/prompt for the session was sent after the request: its echo is live
 
     @property
     def replay(self) -> bool:
@@ -72,15 +96,6 @@ class _Resume:
 
 class ResumeMonitor(ConnMonitor):
     rules = ("RESUME-002", "RESUME-003", "RESUME-004", "RESUME-005")
-    expected = {
-        "RESUME-002": "A successful session/resume with replayFrom is preceded by exactly one replay_complete for "
-                      "the session, after the last replayed update and before the response.",
-        "RESUME-003": "After replay_complete and before the session/resume response the agent sends a "
-                      "current-state state_update for the session.",
-        "RESUME-004": "Every successful session/resume, with or without replay, is preceded by a current "
-                      "state_update for the session sent after the request (after any replay).",
-        "RESUME-005": "No replay_complete is sent for a session/resume whose replayFrom is omitted or null.",
-    }
 
     def analyze(self, log: ConnLog) -> None:
         window = float(self.opt("replay_marker_window", 5.0))
@@ -98,6 +113,9 @@ class ResumeMonitor(ConnMonitor):
                             r.overlaps.append(o)
                     resumes.append(r)
                     by_req[id(m)] = r
+                elif m.kind == REQUEST and m.method == "session/prompt":
+                    for o in resumes:
+                        o.prompted = o.prompted or o.sid == m.session_id
                 continue
             if m.direction != RECEIVED:
                 continue
@@ -121,7 +139,8 @@ class ResumeMonitor(ConnMonitor):
                         if r.markers:
                             r.states_after_marker.append(m)
                     elif r.markers:
-                        if kind in USER_KINDS or (kind in _FULL_HISTORY and upd.get("messageId") in r.replayed):
+                        if (kind in USER_KINDS and not r.prompted
+                                or kind in _FULL_HISTORY and upd.get("messageId") in r.replayed):
                             r.history_after_marker.append(m)
                     elif kind in _FULL_HISTORY and hashable(upd.get("messageId")):
                         r.replayed.add(upd.get("messageId"))
@@ -213,3 +232,70 @@ class ResumeMonitor(ConnMonitor):
                 observed = min(window, log.waited(resp.t)) if r.stop_t is None else min(window, r.stop_t - resp.t)
                 self.pass_few("RESUME-005", f"{r.label()}: no replay_complete before the response (t={resp.t:.2f}) "
                               f"nor in the {secs(max(0.0, observed))} observed after it.", [resp, req])
+
+
+_ID_KINDS = {**{k: "messageId" for k in (*USER_KINDS, *AGENT_MESSAGE_KINDS)}, **{k: "toolCallId" for k in TOOL_KINDS}}
+
+
+def _ref(upd: dict[str, Any]) -> tuple[str, Any] | None:
+    key = _ID_KINDS.get(upd.get("sessionUpdate"))
+    return (key, upd.get(key)) if key and hashable(upd.get(key)) else None
+
+
+class ResumeLiveHoldMonitor(ConnMonitor):
+    rules = ("RESUME-013",)
+
+    def analyze(self, log: ConnLog) -> None:
+        msgs = log.msgs
+        for r in msgs:
+            if (r.direction == SENT and r.kind == REQUEST and r.method == "session/resume"
+                    and isinstance(r.session_id, str) and cursor_kind(r.params) == CURSOR):
+                self._judge(log, r, r.session_id)
+
+    def _judge(self, log: ConnLog, r: Msg, sid: str) -> None:
+        msgs = log.msgs
+        before = [m for m in msgs if m.order < r.order]
+        after = [m for m in msgs if m.order > r.order]
+        marker = next((m for m in after if (su := session_update(m)) and su[0] == sid
+                       and su[1].get("sessionUpdate") == "replay_complete"), None)
+        prompt = next((m for m in after if m.direction == SENT and m.kind == REQUEST and m.method == "session/prompt"
+                       and m.session_id == sid), None)
+        if marker is None or prompt is None or prompt.order > marker.order:
+            return  # no replay_complete (RESUME-002's), or nothing written during the replay that makes work
+        label = (f"session/resume id={js(r.id)} of {sid!r} with replayFrom {js(r.params.get('replayFrom'), 80)} "
+                 f"(t={r.t:.2f}), then session/prompt id={js(prompt.id)} (t={prompt.t:.2f}), replay_complete at "
+                 f"t={marker.t:.2f}")
+        if any(m.direction == SENT and m.kind == REQUEST and m.method == "session/resume" and m.session_id == sid
+               for m in after if m.order < marker.order):
+            self.noted("RESUME-013", f"{label}: another resume of the session overlapped it, so whose replay the "
+                       "updates belong to is unknown; not judged.", fr([r, prompt, marker]))
+            return
+        states = [su[1].get("state") for m in before if (su := session_update(m)) and su[0] == sid
+                  and su[1].get("sessionUpdate") == "state_update"]
+        if states and states[-1] in WORK_STATES:
+            self.noted("RESUME-013", f"{label}: the session was {states[-1]} when the resume was written, so a "
+                       "state change during the replay may come from that work; not judged.", fr([r, marker]))
+            return
+        known = {ref for m in before if (su := session_update(m)) and su[0] == sid and (ref := _ref(su[1]))}
+        window = [m for m in after if m.order < marker.order and (su := session_update(m)) and su[0] == sid]
+        first = next((m for m in window if (ref := _ref(session_update(m)[1])) and ref in known), None)
+        def running(since: Msg) -> Msg | None:
+            return next((m for m in window if m.order > since.order
+                         and session_update(m)[1].get("sessionUpdate") == "state_update"
+                         and session_update(m)[1].get("state") in WORK_STATES), None)
+
+        live = running(max(prompt, first, key=lambda m: m.order)) if first is not None else None
+        early = running(prompt)
+        if live is not None:
+            self.failed("RESUME-013", f"{label}: the session reported {session_update(live)[1].get('state')} at "
+                        f"t={live.t:.2f}, after the replay had begun (replayed "
+                        f"{session_update(first)[1].get('sessionUpdate')} at t={first.t:.2f}) and before "
+                        "replay_complete: a live update caused by the prompt written after the request was not held.",
+                        fr([live, first, prompt, r, marker]))
+        elif early is not None:
+            self.noted("RESUME-013", f"{label}: the session reported {session_update(early)[1].get('state')} at "
+                       f"t={early.t:.2f}, before any replayed history: the agent may have served the prompt before "
+                       "it began the replay (allowed).", fr([early, prompt, r, marker]))
+        else:
+            self.pass_few("RESUME-013", f"{label}: no update caused by the prompt (no running state) arrived "
+                          "before replay_complete.", [marker, prompt, r])

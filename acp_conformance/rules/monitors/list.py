@@ -56,19 +56,6 @@ def info_problems(s: Any) -> list[str]:
 class SessionListMonitor(ConnMonitor):
     rules = ("LIST-001", "LIST-002", "LIST-003", "LIST-004", "LIST-005", "LIST-006",
              "DELETE-001", "DELETE-002", "DELETE-003", "DELETE-004")
-    expected = {
-        "LIST-001": "session/list answers with a sessions array; [] when nothing matches the cwd filter.",
-        "LIST-002": "Each SessionInfo has a string sessionId and an absolute cwd (optional fields well-formed).",
-        "LIST-003": "With a cwd filter only sessions whose cwd is exactly that directory are returned.",
-        "LIST-004": "An omitted or null cursor gives the first page; nextCursor is a string, null or absent.",
-        "LIST-005": "An invalid cursor is rejected with -32602.",
-        "LIST-006": "session/list loads, resumes and modifies nothing: no update for a listed session and no "
-                    "prompt accepted for it until it is resumed.",
-        "DELETE-001": "session/delete succeeds with an object result and the session is absent from later lists.",
-        "DELETE-002": "Deleting a never-existing or already-deleted session succeeds.",
-        "DELETE-003": "Without session.delete advertised, session/delete gets -32601.",
-        "DELETE-004": "Resuming a deleted session is answered with -32002.",
-    }
 
     def __init__(self, ctx):
         super().__init__(ctx)

@@ -1,4 +1,5 @@
-"""Errors: unknown sessions (-32002 with data.sessionId), closing unknown sessions, one response per request.
+"""Errors: unknown sessions (-32002 with data.sessionId), closing unknown sessions, one response per request,
+sessions not active on the connection (ERR-003).
 
 A session id is *known* in a test when a session/new result or a session/list result returned it,
 when the agent announced it as a child session (subagent_update, a background subagent, a
@@ -72,13 +73,6 @@ class _Cand:
 
 class SessionErrorMonitor(ConnMonitor):
     rules = ("ERR-001", "ERR-002", "CLOSE-005")
-    expected = {
-        "ERR-001": "A session-scoped request (session/prompt, session/set_config_option, session/resume) naming a "
-                   "session that does not exist is answered with error -32002.",
-        "ERR-002": "A -32002 error carries error.data = {sessionId: <the requested session id>}.",
-        "CLOSE-005": "Closing a session that does not exist or is already closed should succeed (a -32002 answer "
-                     "is tolerated).",
-    }
 
     def __init__(self, ctx):
         super().__init__(ctx)
@@ -217,9 +211,6 @@ class SessionErrorMonitor(ConnMonitor):
 
 class ResponseMonitor(ConnMonitor):
     rules = ("ERR-004",)
-    expected = {
-        "ERR-004": "Every request receives exactly one response carrying the same id (same JSON type and value).",
-    }
 
     def __init__(self, ctx):
         super().__init__(ctx)
@@ -295,3 +286,63 @@ class ResponseMonitor(ConnMonitor):
         if self.requests and not self.bad:
             self.passed("ERR-004", f"all {self.requests} request(s) of the suite got exactly one response with an "
                         "identical id.")
+
+
+ACTIVE_SCOPED = ("session/prompt", "session/set_config_option")
+
+
+class InactiveSessionMonitor(ConnMonitor):
+    """ERR-003: a session the test knows, used on a connection where it is not active."""
+
+    rules = ("ERR-003",)
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.known: set[str] = set()  # created (or resumed) anywhere in this test
+        self.deleted: set[str] = set()
+
+    def analyze(self, log: ConnLog) -> None:
+        active: set[str] = set()
+        init = False
+        for m in log.msgs:
+            if m.direction == RECEIVED and m.kind == RESPONSE and m.request is not None and not m.duplicate:
+                rq, sid = m.request, m.request.session_id
+                if rq.method == "initialize" and m.ok:
+                    init = True
+                elif rq.method == "session/new" and m.ok and isinstance(m.result, dict) \
+                        and isinstance(m.result.get("sessionId"), str):
+                    active.add(m.result["sessionId"])
+                    self.known.add(m.result["sessionId"])
+                elif rq.method == "session/resume" and m.ok and isinstance(sid, str):
+                    active.add(sid)
+                    self.known.add(sid)
+                elif rq.method in ("session/close", "session/delete") and isinstance(sid, str):
+                    if m.ok or m.error_code == NOT_FOUND:
+                        active.discard(sid)
+                    if rq.method == "session/delete" and m.ok:
+                        self.deleted.add(sid)
+                continue
+            if m.direction != SENT or m.kind != REQUEST or m.method not in ACTIVE_SCOPED or not init:
+                continue
+            sid = m.session_id
+            if not isinstance(sid, str) or sid not in self.known or sid in active or sid in self.deleted:
+                continue  # unknown sessions are ERR-001's
+            if any(p.direction == SENT and p.kind == REQUEST and p.method in ("session/close", "session/delete",
+                                                                               "session/resume")
+                   and p.session_id == sid and not p.responses for p in log.msgs if p.order < m.order):
+                continue  # a close or resume of it was still in flight
+            if not m.responses:
+                continue
+            r = m.responses[0]
+            label = f"{m.method} id={js(m.id)} for session {sid!r}, which is not active on this connection"
+            if r.error_code == NOT_FOUND:
+                self.pass_few("ERR-003", f"{label}, got -32002.", [r, m])
+            elif r.ok:
+                self.failed("ERR-003", f"{label} (closed here, or created on another connection and not resumed), "
+                            f"succeeded: {js(r.result, 120)}.", fr([r, m]))
+            elif _well_formed(m.method, m.params if isinstance(m.params, dict) else {}):
+                self.failed("ERR-003", f"{label}, got error {js(r.error_code)} instead of -32002.", fr([r, m]))
+            else:
+                self.noted("ERR-003", f"{label}, got error {js(r.error_code)}; its other params are invalid too.",
+                           fr([r, m]))
+

@@ -15,7 +15,7 @@ from typing import Any
 from ...wire.transcript import EV_EXIT, RECEIVED, SENT
 from ..monitor import REQUEST, RESPONSE
 from ._common import ConnLog, ConnMonitor, Msg, fr, is_abs_path, js, session_update
-from .interaction_tool import TOOL_KINDS, TOOL_STATUSES, active_sessions, known_value
+from .tool import TOOL_KINDS, TOOL_STATUSES, active_sessions, known_value
 
 OPTION_KINDS = ("allow_once", "allow_always", "reject_once", "reject_always")
 PROCEEDED = ("in_progress", "completed")
@@ -24,16 +24,6 @@ _BY_ANSWER = {"cancelled": "PERM-002", "not_offered": "PERM-003", "unknown": "PE
 
 class PermissionMonitor(ConnMonitor):
     rules = ("PERM-001", "PERM-002", "PERM-003", "PERM-004", "PERM-005", "PERM-006")
-    expected = {
-        "PERM-001": "session/request_permission has a non-null id, the sessionId of an active session, a string "
-                    "title and a non-empty options array with unique optionIds, each with a name and a known kind.",
-        "PERM-002": "After a `cancelled` outcome the agent does not proceed with the operation.",
-        "PERM-003": "A `selected` outcome whose optionId was not offered is treated as not approved.",
-        "PERM-004": "An outcome the agent does not understand is never treated as approval.",
-        "PERM-005": "A JSON-RPC error answer to a permission request is not taken as approval.",
-        "PERM-006": "A tool_call permission subject carries a valid ToolCallUpdate (string toolCallId, known "
-                    "status/kind).",
-    }
 
     def analyze(self, log: ConnLog) -> None:
         pending_ids: dict[Any, Msg] = {}

@@ -42,15 +42,6 @@ def method_problems(a: Any) -> list[str]:
 
 class SessionAuthMonitor(ConnMonitor):
     rules = ("AUTH-001", "AUTH-002", "AUTH-003", "AUTH-004", "AUTH-005", "SESSION-009")
-    expected = {
-        "AUTH-001": "An agent listing authMethods implements auth/login and auth/logout (never -32601).",
-        "AUTH-002": "Terminal auth methods are listed only when the client sent capabilities.auth.terminal.",
-        "AUTH-003": "Each auth method has a type (agent, terminal or `_`), methodId and name; terminal env names "
-                    "are unique and args are strings.",
-        "AUTH-004": "auth/login with a methodId that was not advertised is rejected with -32602.",
-        "AUTH-005": "After a successful auth/login, session/new no longer fails with -32000.",
-        "SESSION-009": "session/new answers -32000 only when the agent advertises a way to authenticate.",
-    }
 
     def __init__(self, ctx):
         super().__init__(ctx)

@@ -169,32 +169,6 @@ class SessionUpdateMonitor(ConnMonitor):
     rules = ("UPDATE-001", "UPDATE-004", "UPDATE-006", "UPDATE-007", "UPDATE-008", "UPDATE-009",
              "UPDATE-010", "UPDATE-011", "UPDATE-012", "SESSION-010", "SESSION-011",
              "CONTENT-001", "CONTENT-002", "CONTENT-003", "CONTENT-004")
-    expected = {
-        "UPDATE-001": "session/update is a notification (no id) with params.sessionId (string) and an update "
-                      "object whose sessionUpdate is a string.",
-        "UPDATE-004": "Every message update and chunk carries a non-empty string messageId.",
-        "UPDATE-006": "usage_update has non-negative integers used and size; cost is absent/null or "
-                      "{amount: number, currency: string}.",
-        "UPDATE-007": "plan_update carries plan with a type (items, markdown, file or `_`) and a string planId; "
-                      "items entries have content, priority and status from the defined sets.",
-        "UPDATE-008": "available_commands_update commands have unique names without a leading slash or "
-                      "whitespace, a description, and input absent or {type: text, hint}.",
-        "UPDATE-009": "session_info_update patches only title (string|null) and updatedAt (RFC 3339|null).",
-        "UPDATE-010": "A notice has a severity (info, warning, error or `_`) and a non-empty title.",
-        "UPDATE-011": "compaction_update carries compactionId and status; chunks only while in progress; one "
-                      "terminal status; summary only with completed, error only with failed.",
-        "UPDATE-012": "A child session is announced by subagent_update before any message carrying its id; "
-                      "session_message updates carry a messageId.",
-        "SESSION-010": "Every session/update names a session created or resumed on this connection, or a "
-                       "child announced earlier by subagent_update.",
-        "SESSION-011": "Paths the agent reports for a session (tool locations, terminal cwd) lie in the session's "
-                       "cwd, not in the directory the agent process was started in.",
-        "CONTENT-001": "Every content block the agent emits is well-formed (required fields, base64 data, "
-                       "a defined or `_` type).",
-        "CONTENT-002": "Icon src is an https: or data: URI.",
-        "CONTENT-003": "Annotations: priority within 0..1, audience user/assistant/_x, lastModified ISO 8601.",
-        "CONTENT-004": "Paths the agent emits are absolute and line numbers are 1-based.",
-    }
 
     def __init__(self, ctx):
         super().__init__(ctx)

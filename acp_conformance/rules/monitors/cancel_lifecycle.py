@@ -1,5 +1,6 @@
 """Around session/cancel and $/cancel_request: permission requests of cancelled work, held prompts,
-the session staying usable, ignored cancel_requests; and the content blocks a prompt may carry.
+the session staying usable, ignored cancel_requests; on a client target, the ``$/cancel_request`` it gets
+and sends (``ClientCancelRequestMonitor``, CANCEL-012/013/014).
 
 *Active* work of a session: a running/requires_action state_update with no idle since. A prompt is
 *held* at a cancel when the suite sent it, it has no response yet, and the session's work is active.
@@ -8,68 +9,24 @@ the session staying usable, ignored cancel_requests; and the content blocks a pr
 from __future__ import annotations
 
 import functools
-import re
 from typing import Any, Callable
 
 from ...wire.transcript import RECEIVED, SENT
 from ..monitor import NOTIFICATION, REQUEST, RESPONSE
-from ._common import USER_KINDS, WORK_STATES, ConnLog, ConnMonitor, Msg, fr, id_key, js, secs, session_update
-from .wire_errors import FrameLogMixin, attribute
-
-BASE_BLOCKS = ("text", "resource_link")
-GATED_BLOCKS = {"image": "image", "audio": "audio", "resource": "embeddedContext"}
+from ._attribution import attribute
+from ._client import agent_msgs, cap, client_msgs, crashed
+from ._common import (USER_KINDS, WORK_STATES, ConnLog, ConnMonitor, FrameLogMixin, Msg, fr, id_key, js, secs,
+                      session_update)
+from .prompt_blocks import init_capabilities, prompt_blocks, unadvertised_blocks, unknown_blocks
 
 
 def _upd(m: Msg) -> dict:
     return m.msg["params"]["update"]
 
 
-def prompt_blocks(m: Msg) -> Any:
-    return (m.params or {}).get("prompt") if isinstance(m.params, dict) else None
-
-
-def unknown_blocks(types: list) -> list:
-    """Block types no agent can support (neither standard nor gated by a capability; a custom `_` type)."""
-    return [t for t in types if not (isinstance(t, str) and (t in BASE_BLOCKS or t in GATED_BLOCKS))]
-
-
-def unadvertised_blocks(types: list, caps: dict | None) -> list:
-    """Block types gated by a prompt capability that the initialize result ``caps`` does not advertise."""
-    sess = (caps or {}).get("session")
-    pcaps = sess.get("prompt") if isinstance(sess, dict) and isinstance(sess.get("prompt"), dict) else {}
-    return [t for t in types if t in GATED_BLOCKS and not isinstance(pcaps.get(GATED_BLOCKS[t]), dict)]
-
-
-def init_capabilities(m: Msg) -> dict | None:
-    """The agent's capabilities when ``m`` is its successful answer to initialize ({} without any), else None."""
-    if m.direction == RECEIVED and m.kind == RESPONSE and m.ok and m.request is not None \
-            and m.request.method == "initialize" and isinstance(m.result, dict):
-        c = m.result.get("capabilities")
-        return c if isinstance(c, dict) else {}
-    return None
-
-
 class CancelLifecycleMonitor(FrameLogMixin, ConnMonitor):
     rules = ("CANCEL-004", "CANCEL-005", "CANCEL-006", "CANCEL-008", "CANCEL-009", "CANCEL-011", "CANCEL-012",
              "CANCEL-013", "CANCEL-014", "PROMPT-017")
-    expected = {
-        "CANCEL-004": "On session/cancel the agent stops waiting for its pending permission requests: the work "
-                      "ends with idle \"cancelled\" without an answer, and the tool call does not complete.",
-        "CANCEL-005": "The agent cancels each pending permission request of the cancelled work with "
-                      "$/cancel_request carrying its id.",
-        "CANCEL-008": "session/cancel of a session without active work gets no response and the session stays "
-                      "usable.",
-        "CANCEL-009": "A prompt held (not yet answered) when its session is cancelled gets exactly one response: "
-                      "-32800 without insertion, or success with its user message.",
-        "CANCEL-011": "After idle \"cancelled\" the session accepts a new prompt.",
-        "CANCEL-006": "The agent stops cancelled work promptly: the cancelled idle follows session/cancel within "
-                      "the threshold (cancel_warn_after, default 10 s).",
-        "CANCEL-012": "A request named by $/cancel_request while pending still gets exactly one response (its "
-                      "result, its cancellation result, or -32800).",
-        "CANCEL-013": "$/cancel_request for an unknown or already answered id is ignored: no response, no error.",
-        "CANCEL-014": "A $/cancel_request the agent sends names one of its own still-pending requests to the client.",
-        "PROMPT-017": "A prompt held while other foreground work of its session runs gets exactly one response.",
-    }
 
     def analyze(self, log: ConnLog) -> None:
         active: dict[Any, Msg | None] = {}
@@ -335,7 +292,7 @@ class CancelLifecycleMonitor(FrameLogMixin, ConnMonitor):
 
     def _answers_to_other_lines(self, log: ConnLog) -> set[int]:
         """Frames of the answers that belong, or may belong, to a line of the suite that no request id matches
-        (not JSON, an invalid request, an id null...; see ``wire_errors.attribute``): such an answer is that
+        (not JSON, an invalid request, an id null...; see ``_attribution.attribute``): such an answer is that
         line's, not an answer to a $/cancel_request written meanwhile."""
         sent, _stray = attribute(self._frames_of(log.conn), log.msgs)
         return {f.seq for s in sent for f in s.answers + s.maybe}
@@ -370,86 +327,56 @@ def _plain_message(msg: Any) -> bool:
     return isinstance(msg, dict) and msg.get("jsonrpc") == "2.0" and isinstance(msg.get("method"), str)
 
 
-_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")  # a scheme (RFC 3986): what every URI starts with
-
-
-class PromptBlocksMonitor(ConnMonitor):
-    rules = ("PROMPT-008", "PROMPT-009")
-    expected = {
-        "PROMPT-008": "An agent with capabilities.session accepts prompts made of text and resource_link blocks.",
-        "PROMPT-009": "A prompt with a content block type the agent does not support is rejected with -32602.",
-    }
+class ClientCancelRequestMonitor(ConnMonitor):
+    side = "client"
+    rules = ("CANCEL-012", "CANCEL-013", "CANCEL-014")
 
     def analyze(self, log: ConnLog) -> None:
-        caps: dict | None = None
-        busy: dict[Any, bool] = {}  # session -> foreground work active
-        active: set[Any] = set()  # sessions created or resumed on this connection, not closed
-        for m in log.msgs:
-            if m.direction == RECEIVED and m.kind == RESPONSE and m.ok and m.request is not None:
-                rm = m.request.method
-                if rm == "session/new" and isinstance(m.result, dict):
-                    active.add(m.result.get("sessionId"))
-                elif rm == "session/resume":
-                    active.add(m.request.session_id)
-                elif rm == "session/close":
-                    active.discard(m.request.session_id)
-            su = session_update(m)
-            if su is not None and su[1].get("sessionUpdate") == "state_update":
-                busy[su[0]] = su[1].get("state") in WORK_STATES
-            if (c := init_capabilities(m)) is not None:
-                caps = c
-            if not (m.direction == SENT and m.kind == REQUEST and m.method == "session/prompt"):
-                continue
-            blocks = prompt_blocks(m)
-            if not isinstance(blocks, list) or not blocks or not all(isinstance(b, dict) for b in blocks) \
-                    or not m.responses or caps is None:
-                continue
-            r = m.responses[0]
-            if m.session_id not in active:
-                continue  # a prompt for a session not active here is the unknown-session rules' business
-            if not r.ok and r.error_code in (-32002, -32800):
-                continue
-            types = [b.get("type") for b in blocks]
-            sess = caps.get("session") if isinstance(caps.get("session"), dict) else None
-            where = f"session/prompt id={js(m.id)} with blocks {js(types, 120)}"
-            if all(t in BASE_BLOCKS for t in types) and sess is not None and self._well_formed(blocks):
-                key = "resource_link" in types
-                if r.ok:
-                    self.pass_few("PROMPT-008", f"{where} was accepted.", [r, m], key=key, limit=1)
-                elif r.error_code == -32602 and (busy.get(m.session_id) or any(
-                        p.method == "session/prompt" and p.session_id == m.session_id and p.order < m.order
-                        and not any(x.order < r.order for x in p.responses) for p in log.msgs
-                        if p.direction == SENT and p.kind == REQUEST)):
-                    self.noted("PROMPT-008", f"{where} was rejected with -32602 {js(r.error)} while the session was "
-                               "busy; the rejection may not be about the blocks.", fr([r, m]))
-                elif r.error_code == -32602:
-                    self.failed("PROMPT-008", f"{where} was rejected with -32602 {js(r.error)}.", fr([r, m]))
-                continue
-            unknown = unknown_blocks(types)
-            gated = unadvertised_blocks(types, caps)
-            if unknown:
-                if r.ok:
-                    self.failed("PROMPT-009", f"{where}: block type {js(unknown[0])} is not a type the agent can "
-                                "support, yet the prompt was accepted.", fr([r, m]))
-                elif r.error_code == -32602:
-                    self.pass_few("PROMPT-009", f"{where} was rejected with -32602.", [r, m])
-                else:
-                    self.failed("PROMPT-009", f"{where} was answered with error {js(r.error)}, not -32602.",
-                                fr([r, m]))
-            elif gated:
-                if r.ok:
-                    self.noted("PROMPT-009", f"{where}: block type {js(gated[0])} is accepted although its capability "
-                               "is not advertised (the agent may support it without advertising).", fr([r, m]))
-                elif r.error_code == -32602:
-                    self.pass_few("PROMPT-009", f"{where} (capability not advertised) was rejected with -32602.",
-                                  [r, m])
+        self._received(log)
+        self._sent(log)
 
-    @staticmethod
-    def _well_formed(blocks: list) -> bool:
-        for b in blocks:
-            if b.get("type") == "text" and not isinstance(b.get("text"), str):
-                return False
-            if b.get("type") == "resource_link" and not (isinstance(b.get("uri"), str) and _URI.match(b["uri"])
-                                                         and isinstance(b.get("name"), str)):
-                return False  # the schema gives uri "Format: uri": "" or "notes.txt" may rightly be refused
-        return True
+    def _received(self, log: ConnLog) -> None:
+        ours = agent_msgs(log, REQUEST)
+        for c in agent_msgs(log, NOTIFICATION, "$/cancel_request"):
+            rid = cap(c.params, "requestId")
+            target = next((q for q in ours if q.order < c.order and id_key(q.id) == id_key(rid)), None)
+            pending = target is not None and not any(r.order < c.order for r in target.responses)
+            if pending:
+                n = len(target.responses)
+                if n == 1:
+                    self.pass_few("CANCEL-012", f"{target.method} (id {js(rid)}), cancelled by $/cancel_request, got "
+                                  f"exactly one response: {js(target.responses[0].msg, 120)}.",
+                                  [target.responses[0], c, target])
+                elif n > 1:
+                    self.failed("CANCEL-012", f"{target.method} (id {js(rid)}) got {n} responses after "
+                                "$/cancel_request.", fr([target.responses[1], c, target]))
+                elif not crashed(log) and (log.end is None or log.end.t > c.t):
+                    self.failed("CANCEL-012", f"{target.method} (id {js(rid)}) got no response after "
+                                f"$/cancel_request ({log.end_desc or 'the test ended'}).", fr([c, target]))
+                continue
+            # unknown or already answered: nothing may come back
+            back = [m for m in client_msgs(log, RESPONSE) if m.order > c.order
+                    and (m.request is None or m.duplicate) and (m.id is None or id_key(m.id) == id_key(rid))]
+            what = "an already-answered" if target is not None else "an unknown"
+            if back:
+                self.failed("CANCEL-013", f"$/cancel_request naming {what} request id {js(rid)} was answered: "
+                            f"{js(back[0].msg, 140)}.", fr([back[0], c]))
+            elif any(m.order > c.order for m in client_msgs(log)):
+                self.pass_few("CANCEL-013", f"$/cancel_request naming {what} request id {js(rid)} was ignored.", [c])
+
+    def _sent(self, log: ConnLog) -> None:
+        mine = client_msgs(log, REQUEST)
+        for c in client_msgs(log, NOTIFICATION, "$/cancel_request"):
+            rid = cap(c.params, "requestId")
+            target = next((q for q in mine if q.order < c.order and id_key(q.id) == id_key(rid)), None)
+            if target is None:
+                theirs = any(id_key(q.id) == id_key(rid) for q in agent_msgs(log, REQUEST) if q.order < c.order)
+                self.failed("CANCEL-014", f"the client's $/cancel_request names id {js(rid)}, "
+                            f"{'a request of the agent, not its own' if theirs else 'which it never used'}.", fr([c]))
+            elif any(r.order < c.order for r in target.responses):
+                self.noted("CANCEL-014", f"the client's $/cancel_request names its {target.method} (id {js(rid)}), "
+                           "already answered (a race; the agent ignores it).", fr([c, target]))
+            else:
+                self.pass_few("CANCEL-014", f"the client's $/cancel_request names its own pending {target.method} "
+                              f"(id {js(rid)}).", [c, target])
+

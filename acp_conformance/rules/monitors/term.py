@@ -16,7 +16,7 @@ from typing import Any
 from ...wire.transcript import SENT
 from ..monitor import NOTIFICATION, REQUEST
 from ._common import ConnLog, ConnMonitor, Msg, fr, is_abs_path, js, secs, session_update
-from .interaction_tool import active_sessions
+from .tool import active_sessions
 
 
 def strict_b64(s: Any) -> bool:
@@ -42,17 +42,6 @@ class Term:
 
 class TerminalMonitor(ConnMonitor):
     rules = ("TERM-001", "TERM-002", "TERM-003", "TERM-004", "TERM-005", "TERM-006", "TERM-007", "TERM-008")
-    expected = {
-        "TERM-001": "terminal_update is keyed by a string terminalId that is never reused for another terminal.",
-        "TERM-002": "terminal_update cwd is absolute whenever supplied; the first update carries the command.",
-        "TERM-003": "output.data and every terminal_output_chunk data are independently valid RFC 4648 base64.",
-        "TERM-004": "exitStatus is {exitCode: integer|null, signal: string|null}; no output chunks follow it.",
-        "TERM-005": "terminal/cancel on a terminal advertising capabilities.cancel is answered {} and confirmed "
-                    "by a terminal_update with exitStatus.",
-        "TERM-006": "terminal/cancel for an unknown, exited or non-cancellable terminal is rejected with -32602.",
-        "TERM-007": "Cancelling a terminal neither cancels a tool call referencing it nor ends the turn as cancelled.",
-        "TERM-008": "Once a terminal reports exitStatus it no longer advertises capabilities.cancel.",
-    }
 
     def analyze(self, log: ConnLog) -> None:
         window = float(self.opt("terminal_cancel_window", 30.0))

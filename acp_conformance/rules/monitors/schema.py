@@ -13,11 +13,6 @@ from ..monitor import BATCH, NOTIFICATION, REQUEST, RESPONSE, Monitor, Rpc
 class SchemaMonitor(Monitor):
     finish_last = True
     rules = ("SCHEMA-001", "UPDATE-002", "UPDATE-003")
-    expected = {
-        "SCHEMA-001": "Every message for a method the schema defines matches that method's params, result or Error definition.",
-        "UPDATE-002": "sessionUpdate is a defined variant or a `_`-prefixed extension.",
-        "UPDATE-003": "A known session update variant carries its required fields with the right types.",
-    }
 
     def __init__(self, ctx):
         super().__init__(ctx)
@@ -89,3 +84,11 @@ class SchemaMonitor(Monitor):
 
 def _below_v2(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and v < 2
+
+
+class ClientSchemaMonitor(SchemaMonitor):
+    """SCHEMA-001 for a client: what it writes matches the schema (UPDATE-002/003 bind agents only)."""
+
+    side = "client"
+    rules = ("SCHEMA-001",)
+

@@ -25,7 +25,7 @@ from ...wire.transcript import EV_EXIT, RECEIVED, SENT
 from ..findings import SKIP
 from ..monitor import NOTIFICATION, REQUEST, RESPONSE
 from ._common import ConnLog, ConnMonitor, Msg, fr, id_key, js, secs, session_update
-from .interaction_tool import active_sessions
+from .tool import active_sessions
 
 SECRET = re.compile(r"pass(word|wd|phrase)|api.?key|token|secret|credential|private.?key|\bpin\b|cvv|card.?number",
                     re.I)
@@ -68,23 +68,6 @@ def action_of(resp: Msg) -> str:
 
 class ElicitMonitor(ConnMonitor):
     rules = ("ELICIT-001", "ELICIT-002", "ELICIT-003", "ELICIT-004", "ELICIT-005", "ELICIT-006", "ELICIT-007")
-    expected = {
-        "ELICIT-001": "The agent only requests elicitation modes the client advertised (a non-null "
-                      "capabilities.elicitation.form / .url); with none advertised it does not elicit.",
-        "ELICIT-002": "elicitation/create has mode, a string message and exactly one scope (sessionId of an active "
-                      "session, or requestId of a pending client request); form carries requestedSchema "
-                      "{type: object, properties}, url carries elicitationId and url.",
-        "ELICIT-003": "URL elicitation ids are unique among the outstanding URL elicitations of the connection.",
-        "ELICIT-004": "After decline, cancel, an unknown action or an error answer the agent falls back, retries or "
-                      "fails the operation (it does not act as accepted, e.g. complete the URL elicitation): it "
-                      "does not crash and the turn (or scoped request) ends.",
-        "ELICIT-005": "elicitation/complete is a notification carrying the elicitationId of a URL elicitation sent "
-                      "on the same connection.",
-        "ELICIT-006": "A pending session-scoped elicitation is reflected as requires_action, and after "
-                      "session/cancel the agent withdraws it with $/cancel_request.",
-        "ELICIT-007": "Form mode asks for no secrets or credentials; URLs carry no credentials and use https "
-                      "(loopback excepted).",
-    }
 
     def skip(self, rule: str, message: str, frames: list = ()) -> None:
         self.ctx.report(rule, SKIP, message, self.expected.get(rule, ""), fr(frames))

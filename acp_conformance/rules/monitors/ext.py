@@ -9,8 +9,8 @@ from typing import Any
 
 from ...wire.transcript import RECEIVED, SENT
 from ..monitor import REQUEST, RESPONSE
-from ._common import ConnLog, ConnMonitor, Msg, fr, js, session_update
-from .wire_errors import FrameLogMixin, attribute, initialized_at, valid_id
+from ._attribution import attribute, initialized_at, valid_id
+from ._common import ConnLog, ConnMonitor, FrameLogMixin, Msg, fr, js, session_update
 
 OPEN_ENUMS = {
     "state": ("running", "idle", "requires_action", "unknown"),
@@ -63,20 +63,6 @@ def _outcome(r: Msg) -> str:
 class ExtMonitor(FrameLogMixin, ConnMonitor):
     side = "both"  # judges the target's frames in either role (ctx.target_side)
     rules = ("EXT-001", "EXT-002", "EXT-003", "EXT-004", "EXT-005", "EXT-006", "EXT-007", "EXT-008")
-    expected = {
-        "EXT-001": "Unrecognised custom notifications (method starting with _) are ignored: no response, no "
-                   "disconnect.",
-        "EXT-002": "$/ notifications are implementation-dependent and may be ignored.",
-        "EXT-003": "_meta omitted, null, {} or with unknown keys means the same: the outcome of a request does not "
-                   "change.",
-        "EXT-004": "No custom fields at the root of spec-defined types: no _-prefixed key other than _meta.",
-        "EXT-005": "Open enum / tagged-union values the agent sends (state, stopReason, tool status and kind, "
-                   "permission option kind, content type) are spec-defined or _-prefixed, never other custom values.",
-        "EXT-006": "Root _meta keys traceparent/tracestate/baggage carry W3C trace context strings.",
-        "EXT-007": "A known discriminator with a malformed payload (a text block without text, a resource_link "
-                   "without name) is rejected with -32602.",
-        "EXT-008": "Extensions are advertised through _meta inside capability objects.",
-    }
 
     def on_msg(self, log: ConnLog, m: Msg) -> None:
         if m.direction != RECEIVED or not m.is_dict:

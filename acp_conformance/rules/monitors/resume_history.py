@@ -1,4 +1,4 @@
-"""session/resume, across the connections of one test: replay of history, original ids, no replay
+"""session/resume, across the connections of one test (the RESUME area's second module): replay of history, original ids, no replay
 without replayFrom, unsupported cursors rejected, array-valued result members.
 
 *History* of a session is what the test saw live (outside any resume window): user messages (id and
@@ -21,7 +21,7 @@ from typing import Any
 
 from ...wire.transcript import RECEIVED, SENT
 from ..monitor import REQUEST, RESPONSE
-from ._common import AGENT_MESSAGE_KINDS, TOOL_KINDS, USER_KINDS, ConnMonitor, ConnLog, Msg, fr, hashable, js, session_update
+from ._common import AGENT_MESSAGE_KINDS, TOOL_KINDS, USER_KINDS, ConnLog, ConnMonitor, Msg, fr, hashable, js, session_update
 
 _HISTORY = USER_KINDS + AGENT_MESSAGE_KINDS + TOOL_KINDS
 
@@ -74,16 +74,6 @@ def _snapshot_state(inside: list[Msg]) -> Any:
 
 class ResumeLifecycleMonitor(ConnMonitor):
     rules = ("RESUME-001", "RESUME-006", "RESUME-007", "RESUME-011", "PROMPT-007")
-    expected = {
-        "RESUME-001": "With replayFrom {type: start} the replayed history for the session arrives before the "
-                      "session/resume response.",
-        "RESUME-006": "Without replayFrom (omitted or null) no earlier history of the session is replayed before "
-                      "the response.",
-        "RESUME-007": "An unsupported or malformed replayFrom cursor is rejected with -32602, with no "
-                      "replay_complete and no replayed history.",
-        "RESUME-011": "configOptions and availableCommands in a session/resume result, when present, are arrays.",
-        "PROMPT-007": "A replayed user message keeps the messageId it was given at insertion.",
-    }
 
     def __init__(self, ctx):
         super().__init__(ctx)
@@ -91,6 +81,7 @@ class ResumeLifecycleMonitor(ConnMonitor):
         self.resumes: list[_R] = []
         self.open: dict[int, _R] = {}  # id() of the request -> the resume awaiting its response
         self.prompts: dict[int, tuple[str, Any]] = {}
+        self.inserted: set[Any] = set()  # messageIds prompt responses returned: a live insertion, never a re-id
 
     def on_msg(self, log: ConnLog, m: Msg) -> None:
         if m.direction == SENT:
@@ -125,6 +116,8 @@ class ResumeLifecycleMonitor(ConnMonitor):
             elif rq.method == "session/prompt" and m.ok and isinstance(m.result, dict) and id(rq) in self.prompts:
                 sid, content = self.prompts[id(rq)]
                 mid = m.result.get("messageId")
+                if hashable(mid):
+                    self.inserted.add(mid)
                 if isinstance(content, list) and hashable(mid):
                     self.hist.setdefault(sid, _Hist()).users.setdefault(_cj(content), set()).add(mid)
             return
@@ -257,6 +250,7 @@ class ResumeLifecycleMonitor(ConnMonitor):
                 self.noted("PROMPT-007", f"{label}: the user message with id(s) {js(sorted(mids, key=str))} was "
                            f"replayed as {js(ids[0])}, but that id was also given to other content (PROMPT-006 "
                            "judges duplicate ids).", fr([same[0], r.req]))
-            elif not any(hashable(i) and i in live_ids for i in ids):
+            elif not any(hashable(i) and (i in live_ids or i in self.inserted) for i in ids):
                 self.failed("PROMPT-007", f"{label}: the user message inserted as {js(sorted(mids, key=str))} was "
                             f"replayed (same content) as {js(ids[0])}.", fr([same[0], r.req, resp]))
+

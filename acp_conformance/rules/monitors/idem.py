@@ -49,13 +49,6 @@ class _Group:
 
 class PromptRetryMonitor(ConnMonitor):
     rules = ("IDEM-001", "IDEM-002", "IDEM-003")
-    expected = {
-        "IDEM-001": "Every session/prompt that repeats the idempotencyKey of an accepted submission in the same "
-                    "session is answered with the original messageId.",
-        "IDEM-002": "A retry under the same idempotencyKey inserts no second user message: the user message is "
-                    "inserted at most once per key.",
-        "IDEM-003": "A retry under the same idempotencyKey does not start the submission's work again.",
-    }
 
     def __init__(self, ctx):
         super().__init__(ctx)

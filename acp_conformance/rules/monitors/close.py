@@ -1,7 +1,7 @@
 """session/close of a known session: the empty result, cancelling active work first, silence after.
 
 A session is *known* on a connection once a session/new or session/resume there answered it
-successfully. Closes of unknown sessions are CLOSE-005's (errors.py). "Active" work is a
+successfully. Closes of unknown sessions are CLOSE-005's (err.py). "Active" work is a
 running/requires_action state_update for the session with no idle since. A prompt is *pending* at
 the close when the suite sent it for the session before the close and no response had come.
 """
@@ -31,15 +31,6 @@ class _Close:
 
 class CloseLifecycleMonitor(ConnMonitor):
     rules = ("CLOSE-001", "CLOSE-002", "CLOSE-003", "CLOSE-004")
-    expected = {
-        "CLOSE-001": "session/close of an active (known) session succeeds with an object result ({} or only _meta).",
-        "CLOSE-002": "Closing a session with active foreground work sends an idle state_update with stopReason "
-                     "\"cancelled\" for it before the successful close response.",
-        "CLOSE-003": "After the close response the agent sends no notification or request for that session on "
-                     "the connection (responses to earlier requests excepted).",
-        "CLOSE-004": "Prompts of the session still unanswered at the close get exactly one response: -32800 if "
-                     "they were not inserted, or success with a user message sent before the close response.",
-    }
 
     def analyze(self, log: ConnLog) -> None:
         known: set[str] = set()
@@ -174,7 +165,7 @@ class CloseLifecycleMonitor(ConnMonitor):
             self.failed("CLOSE-004", f"{where} got {len(rs)} responses.", fr([rs[1], rs[0], p, c.req]))
             return
         if not rs:
-            patience = self.opt("observed_patience", None)  # observed traffic: see ERR-004 (errors.py)
+            patience = self.opt("observed_patience", None)  # observed traffic: see ERR-004 (err.py)
             if patience is not None and not log.alive and log.waited(c.req.t) < patience:
                 self.noted("CLOSE-004", f"{where} got no response ({log.end_desc}), but the connection ended sooner "
                            f"than the {patience:g} s a scripted run waits: not judged on observed traffic.",

@@ -138,24 +138,6 @@ def diff_problems(item: dict) -> tuple[list[str], list[str]]:
 class ToolMonitor(ConnMonitor):
     rules = ("TOOL-001", "TOOL-002", "TOOL-003", "TOOL-004", "TOOL-005", "TOOL-006", "TOOL-007", "TOOL-008", "TOOL-009",
              "TOOL-010")
-    expected = {
-        "TOOL-001": "Tool calls are reported with tool_call_update (an upsert keyed by a required string "
-                    "toolCallId); there is no v1-style `tool_call` update.",
-        "TOOL-002": "The first report of a tool call includes a title (and its name when available).",
-        "TOOL-003": "Tool call status is pending, in_progress, paused, completed, failed, cancelled or `_`-prefixed; "
-                    "kind is read, edit, delete, move, search, execute, think, fetch, switch_mode, other or `_`-prefixed.",
-        "TOOL-004": "tool_call_content_chunk carries exactly one ToolCallContent object (with a string type), not an array.",
-        "TOOL-006": "tool_call/cancel on a tool call advertising capabilities.cancel is answered {} and followed by "
-                    "a tool_call_update with a final status (cancelled, completed or failed).",
-        "TOOL-007": "tool_call/cancel for an unknown, final or non-cancellable tool call is rejected with -32602.",
-        "TOOL-008": "Cancelling one tool call does not by itself end the turn as cancelled.",
-        "TOOL-009": "Once a tool call reaches a final status it no longer advertises capabilities.cancel.",
-        "TOOL-005": "Diff content has changes[] (operation add/delete/modify/move/copy or `_`-prefixed, absolute path, "
-                    "absolute oldPath for move/copy); a git_patch uses absolute paths without a/ b/ prefixes, no "
-                    "commit metadata or mail envelope, and patches only paths listed in changes.",
-        "TOOL-010": "Session references in tool content ({type: session, sessionId}) name a session known to the "
-                    "client (set up on this connection or announced by subagent_update).",
-    }
 
     def analyze(self, log: ConnLog) -> None:
         window = float(self.opt("tool_cancel_window", 30.0))

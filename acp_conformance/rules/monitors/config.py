@@ -72,16 +72,6 @@ def option_problems(opt: Any) -> list[str]:
 
 class SessionConfigMonitor(ConnMonitor):
     rules = ("CONFIG-001", "CONFIG-002", "CONFIG-003", "CONFIG-004", "CONFIG-005", "CONFIG-006")
-    expected = {
-        "CONFIG-001": "A successful session/set_config_option answers with the complete configOptions list, in "
-                      "which the option has the requested value.",
-        "CONFIG-002": "An unknown configId or an invalid value is rejected with -32602 and changes nothing.",
-        "CONFIG-003": "A value type the option does not take (a `_` custom type, or a mismatched type) is "
-                      "rejected with -32602 and changes nothing.",
-        "CONFIG-004": "Every config option is well-formed with a valid current value.",
-        "CONFIG-005": "configId values are unique within a configOptions list.",
-        "CONFIG-006": "config_option_update carries the complete configuration, not a delta.",
-    }
 
     def __init__(self, ctx):
         super().__init__(ctx)
