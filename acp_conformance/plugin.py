@@ -130,7 +130,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     # each concern registers its own options (one module each, so they stay apart)
     from .fuzz.options import add_options as add_fuzz_options
     from .report.options import add_options as add_report_options
+    from .scenarios.prestart import add_options as add_prestart_options
     add_report_options(g)
+    add_prestart_options(g)
     add_fuzz_options(g)
 
 
@@ -255,6 +257,8 @@ def pytest_configure(config: pytest.Config) -> None:
         reset(settings["report_dir"])
     from .interruption import SignalGuard  # SIGTERM/SIGHUP: kill the targets, then unwind with the partial report
     state.guard = SignalGuard(owner=not hasattr(config, "workerinput")).install()
+    from .scenarios.prestart import for_run
+    state.test_loop = for_run(config, settings)
     config.addinivalue_line("markers", "acp_rules(ids): rule IDs a scenario exists to exercise")
 
 
@@ -279,6 +283,7 @@ class SuiteState:
         self.verdict = None
         self.validator = None
         self.guard = None  # the SignalGuard of the run (interruption.py)
+        self.test_loop = None  # runs the agent tests, with the next test's process started ahead (prestart.py)
         self.scenario_roots: list[Path] = [suite_dir]  # what the run collects (scenario_paths.py)
 
 
@@ -354,8 +359,6 @@ class ScenarioItem(pytest.Item):
             pytest.skip(reason)
         if self.config.stash[STATE].side == "client":
             return self._runtest_client()
-        import anyio
-
         from .protocol.validate import Validator
         from .rules.monitors import ALL_MONITORS
         from .scenarios.runner import RunSettings, Runner, TargetSpec
@@ -377,15 +380,17 @@ class ScenarioItem(pytest.Item):
                                test_timeout=s["test_timeout"], prompts=s["prompts"],
                                validate_sent=validate_sent, auth_method=s.get("auth_method"))
         tmp = None
+        loop = state.test_loop  # runs the test; its spare is this test's process, started during the last one
+        spare = loop.take(s["argv"], s["env"], wanted=self.scenario.options.get("prestart", True))
         if s["cwd"]:
             workdir = Path(s["cwd"])
         else:
-            tmp = tempfile.mkdtemp(prefix="acp-conformance-")
+            tmp = str(spare.workdir) if spare else tempfile.mkdtemp(prefix="acp-conformance-")
             workdir = Path(tmp)
         try:
             runner = Runner(self.scenario, TargetSpec(s["argv"], s["env"]), settings, workdir,
-                            listeners=[ctx.feed])
-            result = anyio.run(runner.run)
+                            listeners=[ctx.feed], started=spare.transport if spare else None)
+            result = loop.run(runner.run)
             ctx.finish()
         finally:
             if tmp:
@@ -792,6 +797,8 @@ def _verdict_line(state: SuiteState) -> str:
 def pytest_unconfigure(config: pytest.Config) -> None:
     # the very last line of the run is the verdict (pytest's own counts come just before it)
     state = config.stash.get(STATE, None)
+    if state is not None and state.test_loop is not None:
+        state.test_loop.close()  # the spare no test took
     if state is not None and state.guard is not None:
         state.guard.sweep()
         state.guard.uninstall()

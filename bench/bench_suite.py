@@ -18,15 +18,21 @@ Timings are medians of a few repetitions; the ratio is what to quote, since the 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import re
 import statistics
 import subprocess
 import sys
+import signal
 import tempfile
+import threading
 import time
 import tracemalloc
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -224,19 +230,30 @@ def _feed_frames(n: int, trace: bool) -> tuple[float, float]:
     return elapsed / (n + 10) * 1e6, peak / 2**20
 
 
-def whole_suite(agent: list[str], workers: int) -> tuple[float, str]:
-    """(seconds, pytest's summary line) for the whole bundled agent suite against ``agent``."""
+def whole_suite(agent: list[str], workers: int, before: Path | None = None,
+                keep: Path | None = None) -> tuple[float, str, dict]:
+    """(seconds, pytest's summary line, rule -> status) for the whole bundled agent suite against ``agent``;
+    ``before``: a checkout of another revision of the project, run instead of this one (put first on
+    PYTHONPATH); ``keep``: where the report and transcripts go (else a temporary directory)."""
+    env = dict(os.environ)
+    if before is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(before)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     with tempfile.TemporaryDirectory() as d:
+        reports = keep or Path(d) / "reports"
         cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", str(workers),
-               f"--agent-cmd={' '.join(agent)}", f"--acp-report-dir={d}/reports", "--acp-startup-timeout=60"]
+               f"--agent-cmd={' '.join(agent)}", f"--acp-report-dir={reports}", "--acp-startup-timeout=60"]
         t0 = time.perf_counter()
-        out = subprocess.run(cmd, cwd=d, capture_output=True, text=True)
+        out = subprocess.run(cmd, cwd=d, capture_output=True, text=True, env=env)
         dt = time.perf_counter() - t0
+        try:
+            rules = {r["id"]: r["status"] for r in json.loads((reports / "report.json").read_text())["rules"]}
+        except (OSError, ValueError, KeyError, TypeError):
+            rules = {}
     lines = [x for x in out.stdout.splitlines() if re.search(r"\d+ (passed|failed|skipped).* in [0-9.]+s", x)]
-    return dt, (lines[-1].strip("= ") if lines else f"exit {out.returncode}")
+    return dt, (lines[-1].strip("= ") if lines else f"exit {out.returncode}"), rules
 
 
-def realistic(prompts: int, names: list[str], workers_list: list[int]) -> None:
+def realistic(prompts: int, names: list[str], workers_list: list[int], before: Path | None = None) -> None:
     for name in names:
         agent = TARGETS[name]
         if not installed(name):
@@ -246,10 +263,132 @@ def realistic(prompts: int, names: list[str], workers_list: list[int]) -> None:
             raw = raw_driver(prompts, d, agent)
             suite, _ = suite_run(prompts, d, agent)
         print(f"{name}: prompt lifecycle of {prompts}: raw {raw:.3f} s, suite {suite:.3f} s, "
-              f"ratio {suite / raw:.2f} (target <= 1.3)")
+              f"ratio {suite / raw:.2f} (target <= 1.3)", flush=True)
         for workers in workers_list:
-            dt, summary = whole_suite(agent, workers)
-            print(f"{name}: whole agent suite, -n {workers}: {dt:6.1f} s  ({summary})")
+            with tempfile.TemporaryDirectory() as keep:
+                dt, summary, rules = whole_suite(agent, workers, keep=Path(keep))
+                floor = replay_floor(Path(keep) / "transcripts", agent, max(workers, 1))
+            print(f"{name}: whole agent suite, -n {workers}: {dt:6.1f} s  ({summary}); floor (the same "
+                  f"exchanges replayed by a raw stdio script) {floor:6.1f} s: ratio {dt / floor:.2f}", flush=True)
+            if before is not None:
+                bdt, bsummary, brules = whole_suite(agent, workers, before=before)
+                same = "identical rule verdicts" if brules == rules else (
+                    "rule verdicts differ: " + ", ".join(f"{r} {brules.get(r)} -> {rules.get(r)}"
+                                                         for r in sorted(set(rules) | set(brules))
+                                                         if rules.get(r) != brules.get(r)))
+                print(f"{name}: before ({before}), -n {workers}: {bdt:6.1f} s  ({bsummary}); "
+                      f"now / before {dt / bdt:.2f}; {same}", flush=True)
+
+
+def replay_floor(transcripts: Path, agent: list[str], workers: int = 1) -> float:
+    """Seconds a raw stdio script takes to drive ``agent`` through the exchanges of a suite run's transcripts
+    (``workers`` at a time): the agent's own time, without the suite's drivers, monitors, settles and reports."""
+    files = sorted(transcripts.glob("*.jsonl"))
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        list(pool.map(lambda f: _replay_transcript(f, agent), files))
+    return time.perf_counter() - t0
+
+
+def _replay_transcript(path: Path, agent: list[str]) -> None:
+    """Each connection of one test, in a fresh directory: start the agent, send each frame the suite sent once
+    the agent has written as many lines as it had then (or once the run's own time to it has passed), with the
+    agent's ids of this run in place of those of the recorded one; close stdin, wait for the exit."""
+    entries = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    old_cwd = next((e["detail"].get("cwd") for e in entries if e.get("event") == "start"), None)
+    mapping: dict[str, str] = {}  # '"old sessionId"' -> '"new sessionId"' (string ids the agent made)
+    with tempfile.TemporaryDirectory() as workdir:
+        for conn in sorted({e["conn"] for e in entries}):
+            _replay_connection([e for e in entries if e["conn"] == conn], agent, workdir, old_cwd, mapping)
+
+
+def _replay_connection(entries: list[dict], agent: list[str], workdir: str, old_cwd: str | None,
+                       mapping: dict[str, str]) -> None:
+    if not any(e.get("event") == "start" for e in entries):
+        return
+    p = subprocess.Popen(agent, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                         cwd=workdir, start_new_session=True)
+    got: list[bytes] = []
+    changed = threading.Condition()
+
+    def read() -> None:
+        for line in p.stdout:
+            with changed:
+                got.append(line)
+                changed.notify_all()
+        with changed:
+            got.append(b"")  # end of output
+            changed.notify_all()
+
+    threading.Thread(target=read, daemon=True).start()
+    t_prev = None  # the recorded time of the frame before the next send
+    old: list[dict] = []  # what the agent wrote in the recorded run, so far
+    try:
+        for e in entries:
+            if e["dir"] == "received":
+                old.append(e)
+                t_prev = e["t"]
+                continue
+            if e["dir"] == "event" and e["event"] != "stdin-closed":
+                t_prev = e["t"] if t_prev is None else t_prev
+                continue
+            # the agent's lines decide (a frame sent early would race its start-up or its turn); a run that
+            # writes fewer than the recorded one (timing) costs the recorded pause plus the suite's 10 s timeout
+            with changed:
+                changed.wait_for(lambda: len(got) >= len(old) or (got and got[-1] == b""),
+                                 timeout=max(0.0, e["t"] - (t_prev if t_prev is not None else e["t"])) + 10.0)
+                seen = list(got)
+            _learn(old, seen, mapping)
+            if e["dir"] == "event":  # stdin-closed, once the agent has written what it wrote in the run
+                break
+            t_prev = e["t"]
+            raw = e.get("raw", "")
+            for a, b in mapping.items():
+                raw = raw.replace(a, b)
+            if old_cwd:
+                raw = raw.replace(old_cwd, workdir)
+            try:
+                p.stdin.write(raw.encode("utf-8", "surrogateescape") + b"\n")
+                p.stdin.flush()
+            except OSError:
+                break
+    finally:
+        with contextlib.suppress(OSError):
+            p.stdin.close()
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+
+
+def _learn(old: list[dict], seen: list[bytes], mapping: dict[str, str]) -> None:
+    """The string ids the agent made in this run (sessionId, messageId, toolCallId, terminalId, the ids of its
+    own requests...) for those of the recorded one: the agent's lines are paired with the recorded ones in order
+    (a pair whose method or id differs is left out) and every string under a key ending in "Id" is mapped."""
+    for e, line in zip(old, seen):
+        try:
+            a, b = json.loads(e.get("raw", "")), json.loads(line)
+        except ValueError:
+            continue
+        if not (isinstance(a, dict) and isinstance(b, dict)) or a.get("method") != b.get("method"):
+            continue
+        if "method" not in a and a.get("id") != b.get("id"):
+            continue
+        if "method" in a and "id" in a and isinstance(a["id"], str) and isinstance(b.get("id"), str):
+            mapping[json.dumps(a["id"])] = json.dumps(b["id"])  # a request of the agent's: our answer names it
+        _map_ids(a, b, mapping)
+
+
+def _map_ids(a: Any, b: Any, mapping: dict[str, str], key: str = "") -> None:
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in a.keys() & b.keys():
+            _map_ids(a[k], b[k], mapping, k)
+    elif isinstance(a, list) and isinstance(b, list):
+        for x, y in zip(a, b):
+            _map_ids(x, y, mapping, key)
+    elif isinstance(a, str) and isinstance(b, str) and key.endswith("Id") and a != b:
+        mapping[json.dumps(a)] = json.dumps(b)
 
 
 def main() -> int:
@@ -261,10 +400,15 @@ def main() -> int:
     ap.add_argument("--whole-only", action="store_true", help="only the realistic cases")
     ap.add_argument("--targets", default=",".join(TARGETS), help="realistic targets, comma-separated")
     ap.add_argument("--workers", default="0,2", help="-n values for the whole-suite runs, comma-separated")
+    ap.add_argument("--before", type=Path, default=None, metavar="DIR",
+                    help="a checkout of another revision (git worktree add DIR REV): its whole-suite times and "
+                         "verdicts beside these, in the same run")
     a = ap.parse_args()
+    if a.before is not None and not (a.before / "acp_conformance" / "plugin.py").is_file():
+        ap.error(f"--before: {a.before} is not a checkout of this project (no acp_conformance/plugin.py)")
     if a.whole or a.whole_only:
         realistic(min(a.prompts, 10), [t for t in a.targets.split(",") if t],
-                  [int(w) for w in a.workers.split(",") if w])
+                  [int(w) for w in a.workers.split(",") if w], a.before)
         if a.whole_only:
             return 0
     with tempfile.TemporaryDirectory() as d:

@@ -17,7 +17,7 @@ from typing import Any, Callable
 import anyio
 
 from ..wire.peer import Peer, Pending, TargetGone, WaitTimeout
-from ..wire.transcript import EV_NOTE, EV_TIMEOUT, RECEIVED, Frame, Transcript
+from ..wire.transcript import EV_NOTE, EV_TIMEOUT, RECEIVED, SENT, Frame, Transcript
 from ..wire.transport import TargetClosed, TargetError, Transport
 from ..rules.verdicts import NOT_EXERCISED_SKIP
 from .model import Scenario, Step
@@ -94,8 +94,9 @@ _WHOLE = re.compile(r"^\$([A-Za-z_][\w.]*)$")
 
 class Runner:
     def __init__(self, scenario: Scenario, target: TargetSpec, settings: RunSettings, workdir: Path,
-                 listeners: list[Callable[[Frame], None]] | None = None):
+                 listeners: list[Callable[[Frame], None]] | None = None, started: Transport | None = None):
         self.scenario = scenario
+        self._started = started  # a process of this target started ahead in workdir (prestart.py), or None
         self.target = target
         self.settings = settings
         self.workdir = Path(workdir).resolve()
@@ -243,7 +244,8 @@ class Runner:
                 self._tg = tg
                 try:
                     with anyio.move_on_after(self.settings.test_timeout) as scope:
-                        await self.connect()
+                        started, self._started = self._started, None
+                        await self.connect(started=started)
                         for step in self.scenario.steps:
                             await self.step(step)
                     if scope.cancelled_caught:
@@ -441,8 +443,23 @@ class Runner:
                                                                  f"session/prompt #{p.frame.seq}")
 
     async def _wait_idle(self, sid: Any, since: int, what: str, timeout: Any = None) -> Frame:
-        return await self.peer.wait_for(lambda f: _is_update(f, sid, "state_update", "idle"),
-                                        self._timeout(timeout), what, since=since)
+        """The idle after ``since``; when the session owes none (see _IdleOwed), the wait ends at once, or as soon
+        as the last thing it owed is settled without one (a prompt answered with an error), with WaitTimeout."""
+        frames = self.transcript.frames
+        wanted = lambda f: _is_update(f, sid, "state_update", "idle")  # noqa: E731
+        if not _IdleOwed(sid, frames).owed() and not any(f.seq > since and wanted(f) for f in frames[since:]):
+            self._no_idle_owed(what, since)
+        owed = _IdleOwed(sid, frames)  # read along with the wait, frame by frame: what was owed at each
+        f = await self.peer.wait_for(lambda f: wanted(f) or not owed.owed(f.seq), self._timeout(timeout), what,
+                                     since=since)
+        if not wanted(f):
+            self._no_idle_owed(what, since)
+        return f
+
+    def _no_idle_owed(self, what: str, since: int) -> None:
+        why = (f"{what} will not come: none is owed (every turn of the session had ended and no prompt was "
+               f"pending after frame #{since})")
+        raise WaitTimeout(why)
 
     async def _step_await(self, a: dict[str, Any], step: Step) -> None:
         try:
@@ -710,6 +727,59 @@ def _turn_ended(sid: Any, since: int) -> Callable[[Frame], bool]:
             return worked or "stopReason" in f.msg["params"]["update"]
         return False
     return ended
+
+
+class _IdleOwed:
+    """Whether the target still owes an idle for session ``sid``, read from the frames so far: it does while a
+    session/prompt for it is unanswered, or a prompt it accepted has no idle after the answer, or its last
+    state_update is running / requires_action (an agent that ends a turn before answering its prompt is waited
+    for as before: to the timeout). When it owes none (every turn has ended, nothing is
+    held), an await of its idle has nothing to wait for: a session/cancel of an idle session, a prompt refused
+    with an error, a turn that ended before the cancel reached it."""
+
+    def __init__(self, sid: Any, frames: list[Frame]):
+        self.sid, self.frames = sid, frames
+        self.pos = 0
+        self.conn: int | None = None
+        self.pending: set[str] = set()  # ids of unanswered session/prompt requests for sid, on this connection
+        self.accepted = -1  # seq of the last answer (a result) to a session/prompt for sid
+        self.idle = -1  # seq of the last idle for sid
+        self.busy = False  # the last state_update for sid was running or requires_action
+
+    def owed(self, upto: int | None = None) -> bool:
+        """Reads the frames up to seq ``upto`` (all of them: None) not read yet; then the answer."""
+        end = len(self.frames) if upto is None else min(upto + 1, len(self.frames))
+        while self.pos < end:
+            self._read(self.frames[self.pos])
+            self.pos += 1
+        return bool(self.pending) or self.busy or self.accepted > self.idle
+
+    def _read(self, f: Frame) -> None:
+        m = f.msg
+        if not isinstance(m, dict):
+            return
+        if f.conn != self.conn:  # a new process: what the old one owed died with it
+            self.conn, self.pending, self.accepted, self.busy = f.conn, set(), -1, False
+        if f.direction == SENT:
+            params = m.get("params")
+            if (m.get("method") == "session/prompt" and "id" in m and isinstance(params, dict)
+                    and params.get("sessionId") == self.sid):
+                self.pending.add(json.dumps(m["id"]))
+            return
+        if f.direction != RECEIVED:
+            return
+        if "method" not in m and "id" in m:
+            key = json.dumps(m["id"])
+            if key in self.pending:
+                self.pending.discard(key)
+                if "result" in m:  # its turn ends with an idle after this answer (a prompt held behind
+                    # another turn is answered when its own starts, after the idle of the one before)
+                    self.accepted = f.seq
+        elif _is_update(f, self.sid, "state_update", None):
+            state = m["params"]["update"].get("state")
+            self.busy = state in ("running", "requires_action")
+            if state == "idle":
+                self.idle = f.seq
 
 
 def _is_update(f: Frame, sid: Any, kind: str | None, state: str | None) -> bool:

@@ -3,12 +3,17 @@
 plain: answers the prompt, then reports idle (no tool call ever).
 idle-first: reports a bare idle snapshot, then a tool call update, then answers (the update must still be found).
 no-idle: answers the prompt and never reports idle (the wait must fall back to its timeout).
+refuse: answers every prompt with -32602 (no turn, so no idle is owed).
+until-cancel: answers the prompt, reports running, and ends the turn (idle, cancelled) only on session/cancel.
+queue: the first prompt's turn runs until a second prompt comes; that one is held until the first turn has
+    reported idle, then answered, and its own turn runs and ends (idle after its answer, as a held prompt's).
 """
 
 import json
 import sys
 
 MODE = sys.argv[1]
+PROMPTS: list = []  # ids of the prompts seen (queue)
 
 
 def send(msg):
@@ -28,6 +33,24 @@ for line in sys.stdin:
                                                     "info": {"name": "turn-target", "version": "0"}}})
     elif method == "session/new":
         send({"jsonrpc": "2.0", "id": rid, "result": {"sessionId": "sess_1"}})
+    elif method == "session/prompt" and MODE == "refuse":
+        send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32602, "message": "Invalid params"}})
+    elif method == "session/prompt" and MODE == "queue":
+        sid = m["params"]["sessionId"]
+        if not PROMPTS:
+            send({"jsonrpc": "2.0", "id": rid, "result": {}})
+            update(sid, {"sessionUpdate": "state_update", "state": "running"})
+        else:
+            update(sid, {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"})
+            send({"jsonrpc": "2.0", "id": rid, "result": {}})
+            update(sid, {"sessionUpdate": "state_update", "state": "running"})
+            update(sid, {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"})
+        PROMPTS.append(rid)
+    elif method == "session/prompt" and MODE == "until-cancel":
+        send({"jsonrpc": "2.0", "id": rid, "result": {}})
+        update(m["params"]["sessionId"], {"sessionUpdate": "state_update", "state": "running"})
+    elif method == "session/cancel" and MODE == "until-cancel":
+        update(m["params"]["sessionId"], {"sessionUpdate": "state_update", "state": "idle", "stopReason": "cancelled"})
     elif method == "session/prompt":
         sid = m["params"]["sessionId"]
         idle = {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}
