@@ -36,8 +36,9 @@ acp-conformance client [PYTEST-OPTIONS] [-- CMD ARGS...]
   client launches as its agent, as argv (my-client -- {agent}) or inside a command-line string;
   without it the suite speaks to the client on its own stdio.
 
-acp-conformance rules [--coverage] [--side agent|client]
-  List the rule catalog (with --coverage: which rules the suite checks, and how).
+acp-conformance rules [--coverage] [--side agent|client] [--explain RULE-ID]
+  List the rule catalog (with --coverage: which rules the suite checks, and how; with --explain: one
+  rule's sentence, source, monitor file:line, scenarios and mutants).
 
 acp-conformance compare REPORT.json... -o matrix.html
   One page with the implementations as columns and the rules as rows, each cell linking to its evidence.
@@ -149,7 +150,11 @@ def run_rules(argv: list[str]) -> int:
     p.add_argument("--side", choices=["agent", "client", "both"], default=None)
     p.add_argument("--retry-classes", action="store_true",
                    help="show each request method's retry class (as is / with a key / never)")
+    p.add_argument("--explain", metavar="RULE-ID",
+                   help="everything about one rule: its sentence, source, monitor (file:line), scenarios, mutants")
     a = p.parse_args(argv)
+    if a.explain is not None:
+        return _explain_rule(a.explain)
     if a.retry_classes:
         from .protocol.retry import load_retry_classes
         source, meanings, methods = load_retry_classes()
@@ -160,7 +165,7 @@ def run_rules(argv: list[str]) -> int:
             print(f"{rc.method:27} {rc.kind:9} {'(RFD)' if rc.basis == 'rfd' else '(reading)':9} {rc.why}")
         print(f"\nsource: {source}")
         return 0
-    from .rules.catalog import load_catalog, load_not_observable
+    from .rules.catalog import load_catalog, load_not_observable, load_unchecked
     from .rules.monitors import checked_on
     RULES_CHECKED = checked_on(a.side)  # a both rule counts for a side only if that side's run checks it
     hidden = load_not_observable()
@@ -177,14 +182,30 @@ def run_rules(argv: list[str]) -> int:
             creator = r.creator_on(a.side if a.side in ("agent", "client") else r.side if r.side != "both" else "agent")
             print(f"{r.id:14} {r.level:9} {r.side:7} {by:28} {creator if r.id in RULES_CHECKED else '-':10} "
                   f"{r.summary[:70]}")
+        unchecked = load_unchecked()
         for r in rows:
             if r.id in hidden and r.id not in RULES_CHECKED:
                 print(f"  {r.id}: not observable on the wire: {hidden[r.id]}")
+            elif r.id in unchecked and r.id not in RULES_CHECKED:
+                print(f"  {r.id}: not checked yet: {unchecked[r.id]}")
         print(f"\n{checked} of {len(rows)} rules checked, {sum(1 for r in rows if r.id in hidden)} not observable; "
               f"{sum(1 for r in blocking if r.id in RULES_CHECKED)} of {len(blocking)} blocking rules checked")
     else:
         for r in rows:
             print(f"{r.id:14} {r.level:9} {r.side:7} {r.summary}")
+    return 0
+
+
+def _explain_rule(rule_id: str) -> int:
+    from .rules.catalog import load_catalog
+    from .rules.explain import close_matches, explain
+    wanted = rule_id.strip().upper()
+    if wanted not in load_catalog():
+        near = close_matches(rule_id)
+        hint = f"; did you mean {', '.join(near)}?" if near else "; `acp-conformance rules` lists them all"
+        print(f"acp-conformance rules: {rule_id!r} is not a rule of the catalog{hint}", file=sys.stderr)
+        return 2
+    print("\n".join(explain(wanted)))
     return 0
 
 

@@ -221,6 +221,22 @@ def test_state_007_work_cancelled_by_deleting_its_session():
     assert FAIL in statuses(run(change(s, delete, "")), "STATE-007")
 
 
+def test_state_007_a_cancel_racing_the_end_of_work_may_stop_the_prompt_held_behind_it():
+    # the cancel crosses turn 1's end_turn on the wire; the agent applies it to the prompt it held: not a
+    # stop the agent chose (INFO), while the same cancelled idle with no cancel anywhere still fails
+    script = "\n".join([INIT2, req(1, "session/new", {"cwd": "/p"}), ok(1, {"sessionId": "s1"}),
+                         prompt(2, "s1", "one"), user("s1", "m1", "one"), st("s1", "running"), ok(2, {}),
+                         prompt(3, "s1", "two"), C({"jsonrpc": "2.0", "method": "session/cancel",
+                                                    "params": {"sessionId": "s1"}}),
+                         st("s1", "idle", stopReason="end_turn"),
+                         user("s1", "m2", "two"), st("s1", "running"), ok(3, {}),
+                         st("s1", "idle", stopReason="cancelled")])
+    assert statuses(run(script), "STATE-007") == [INFO]
+    no_cancel = change(script, C({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s1"}}) + "\n",
+                       "")
+    assert statuses(run(no_cancel), "STATE-007") == [FAIL]
+
+
 def test_prompt_014_invented_stop_reason():
     fails(change(BASE, st("s1", "idle", stopReason="end_turn"), st("s1", "idle", stopReason="done"), count=4),
           "PROMPT-014")

@@ -65,7 +65,7 @@ def test_report_and_junit_are_written(reference_run):
 # checked MUST rules that no agent can break alone in a way the suite may call a failure, with the reason
 UNBREAKABLE = {
     "CONFIG-006": "completeness of a config_option_update cannot be proven black-box: an option may legitimately "
-                  "go away, so a vanished option only warns (tests/mutants/agent_mutants_lifecycle2.py UNFLAGGED)",
+                  "go away, so a vanished option only warns (tests/mutants/config.py UNFLAGGED)",
 }
 
 

@@ -143,6 +143,13 @@ def load_retired() -> dict[str, str]:
 
 
 @lru_cache(maxsize=1)
+def load_unchecked() -> dict[str, str]:
+    """unchecked.json: catalog rules that could be seen on the wire but that no monitor judges yet (rule id ->
+    why). Every catalog rule is checked, not observable, retired or listed there."""
+    return json.loads(SITUATIONS_PATH.with_name("unchecked.json").read_text(encoding="utf-8"))["unchecked"]
+
+
+@lru_cache(maxsize=1)
 def load_not_observable() -> dict[str, str]:
     """Rules that cannot be seen on the wire, with the reason: ``not_observable*.json`` files beside
     this module, one per rule family ({rule id: reason}). They are left out of the verdict."""

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from .catalog import TARGET, Rule, load_retired
+from .catalog import TARGET, Rule, load_retired, load_unchecked
 from .findings import FAIL, FLAKY, INFO, NOT_EXERCISED, NOT_TESTED, PASS, SKIP, WARN, Finding, worst
 
 XFAIL = "xfail"  # failed, and listed as an expected failure (a waiver): reported, not counted
@@ -189,6 +189,7 @@ def compute(catalog: dict[str, Rule], findings: Iterable[Finding], checked: set[
     ``require_coverage``: not-exercised rules block; ``observed``: judge observed traffic (module docstring)."""
     not_observable = not_observable or {}
     retired = load_retired()
+    unchecked = load_unchecked()
     by_rule: dict[str, list[Finding]] = {}
     for f in findings:
         by_rule.setdefault(f.rule, []).append(f)
@@ -217,7 +218,8 @@ def compute(catalog: dict[str, Rule], findings: Iterable[Finding], checked: set[
             elif not is_checked and rule.id in not_observable:
                 reason = f"not observable on the wire: {not_observable[rule.id]}"
             elif not is_checked:
-                reason = "this version of the suite has no check for this rule"
+                reason = "this version of the suite has no check for this rule" + (
+                    f": {unchecked[rule.id]}" if rule.id in unchecked else "")
             elif fs:
                 reason = fs[0].message
             elif tests:

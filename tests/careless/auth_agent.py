@@ -12,7 +12,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "mutants"))
 
-from agent_mutants_session import _WithAuth  # noqa: E402  (lists an auth method, serves auth/login and logout)
+from mutant_bases import _WithAuth  # noqa: E402  (lists an auth method, serves auth/login and logout)
 
 from acp_conformance.reference.agent import main  # noqa: E402
 

@@ -33,6 +33,9 @@ class _S:
     active: Msg | None = None
     since: Msg | None = None  # the last idle ending work (or None: connection start)
     stops: list[Msg] = field(default_factory=list)  # user/client stop actions during the work
+    # session/cancel sent during the work that ended last: it may reach the agent after that work ended and
+    # legally stop a prompt held behind it ("cancel all ongoing work", queued prompts included)
+    carried: list[Msg] = field(default_factory=list)
     waiting: Msg | None = None  # a requires_action still without a following running/idle
     unblocked: Msg | None = None  # a suite action after that requires_action that should unblock it
     resuming: int = 0
@@ -118,7 +121,9 @@ class StateLifecycleMonitor(ConnMonitor):
                 if st.active is not None and not st.resuming:
                     if sr == "cancelled":
                         self._judge_cancelled(m, sid, st)
-                    st.active, st.since, st.stops = None, m, []
+                    carried = [x for x in st.stops if x.method == "session/cancel" and x.order > st.active.order
+                               ] if sr != "cancelled" else []
+                    st.active, st.since, st.stops, st.carried = None, m, [], carried
         for st in ss.values():
             if st.waiting is not None:
                 if st.unblocked is not None:
@@ -177,6 +182,11 @@ class StateLifecycleMonitor(ConnMonitor):
             s = st.stops[0]
             self.pass_few("STATE-007", f"{what} followed a stop the suite chose ({s.method or 'a declined answer'} "
                           f"at t={s.t:.2f}).", [m, s])
+        elif st.carried:
+            c = st.carried[-1]
+            self.noted("STATE-007", f"{what}: the suite's session/cancel at t={c.t:.2f} was sent while the work before "
+                       f"this one ran, which ended without it; it may have reached the agent after that end and "
+                       f"stopped this work, held behind it (a race the spec does not settle).", fr([m, c]))
         else:
             since = f" since the previous idle at t={start:.2f}" if start is not None else ""
             self.failed("STATE-007", f"{what}: the suite sent no session/cancel, session/close, session/delete or "

@@ -1,15 +1,7 @@
-"""Mutants of the session/update shape rules (UPDATE-001..012 without 004/005) and of the content
-rules CONTENT-002/003.
+"""Mutants of the UPDATE rules: each a small subclass of the reference agent that breaks one rule.
 
-The reference agent never sends usage, plan, command, session-info, notice, compaction or subagent
-updates, nor icons or annotations, so most mutants here add ONE such update, malformed in the way
-their rule forbids, right after the ``state_update running`` of every turn (``report_running``): the
-session is known, a turn is running, and nothing else about the exchange changes. Each subclasses
-``ReferenceAgent`` and overrides one method; ``MUTANTS`` maps a name to (the rules the suite must
-flag, the class). Merged into agent_mutants.MUTANTS automatically.
-
-The schema monitor also sees every malformed known variant (UPDATE-003), but it defers to the
-specific rule that failed the same frame, so each mutant is flagged for its own rule only.
+``MUTANTS`` maps a mutant name to (the rules the suite must flag, the class). Collected by
+agent_mutants.py, which runs one: ``python tests/mutants/agent_mutants.py NAME``.
 """
 
 from __future__ import annotations
@@ -24,7 +16,14 @@ if _ROOT not in sys.path:
 from acp_conformance.reference.agent import ReferenceAgent, new_id  # noqa: E402
 
 
-# -- the envelope and the variant set ------------------------------------------------------------
+class Update004(ReferenceAgent):
+    """Agent message chunks carry no messageId."""
+
+    def send_update(self, session, update):
+        if update.get("sessionUpdate") == "agent_message_chunk":
+            update = {k: v for k, v in update.items() if k != "messageId"}
+        super().send_update(session, update)
+
 
 class Update001(ReferenceAgent):
     """Each turn also sends a session/update *request* (with an id) for a thought, not a notification.
@@ -59,8 +58,6 @@ class Update003(ReferenceAgent):
         super().report_running(session)
         self.send_update(session, {"sessionUpdate": "available_commands_update"})
 
-
-# -- the optional variants -----------------------------------------------------------------------
 
 class Update006(ReferenceAgent):
     """usage_update with a negative ``used`` token count."""
@@ -128,29 +125,8 @@ class Update012(ReferenceAgent):
                                    "content": [{"type": "text", "text": "Child finished its search."}]})
 
 
-# -- content blocks ------------------------------------------------------------------------------
-
-class Content002(ReferenceAgent):
-    """A thought chunk holding a resource_link whose icon src is plain http:."""
-
-    def report_running(self, session):
-        super().report_running(session)
-        self.send_update(session, {"sessionUpdate": "agent_thought_chunk", "messageId": new_id("msg_"), "content": {
-            "type": "resource_link", "uri": "https://example.com/docs/guide", "name": "guide",
-            "icons": [{"src": "http://example.com/favicon.png", "mimeType": "image/png"}]}})
-
-
-class Content003(ReferenceAgent):
-    """A thought chunk whose text block has annotations.priority 3 (outside 0..1)."""
-
-    def report_running(self, session):
-        super().report_running(session)
-        self.send_update(session, {"sessionUpdate": "agent_thought_chunk", "messageId": new_id("msg_"), "content": {
-            "type": "text", "text": "Thinking about the prompt.",
-            "annotations": {"priority": 3, "audience": ["user"]}}})
-
-
-MUTANTS = {
+MUTANTS: dict[str, tuple[tuple[str, ...], type]] = {
+    "update-004": (("UPDATE-004",), Update004),
     "update-001": (("UPDATE-001",), Update001),
     "update-002": (("UPDATE-002",), Update002),
     "update-003": (("UPDATE-003",), Update003),
@@ -161,6 +137,4 @@ MUTANTS = {
     "update-010": (("UPDATE-010",), Update010),
     "update-011": (("UPDATE-011",), Update011),
     "update-012": (("UPDATE-012",), Update012),
-    "content-002": (("CONTENT-002",), Content002),
-    "content-003": (("CONTENT-003",), Content003),
 }

@@ -1,8 +1,7 @@
-"""Mutants of idempotency keys on session/prompt (IDEM rules; RFD "v2 Idempotency Keys").
+"""Mutants of the IDEM rules: each a small subclass of the reference agent that breaks one rule.
 
-Each subclasses ``ReferenceAgent`` and overrides how a retry of an already inserted submission is
-answered (``answer_retry``); ``MUTANTS`` maps a name to (the rules the suite must flag, the class).
-Merged into agent_mutants.MUTANTS automatically.
+``MUTANTS`` maps a mutant name to (the rules the suite must flag, the class). Collected by
+agent_mutants.py, which runs one: ``python tests/mutants/agent_mutants.py NAME``.
 """
 
 from __future__ import annotations
@@ -65,7 +64,7 @@ class Idem003(ReferenceAgent):
         return True
 
 
-MUTANTS = {
+MUTANTS: dict[str, tuple[tuple[str, ...], type]] = {
     "idem-001": (("IDEM-001",), Idem001),
     "idem-002": (("IDEM-002",), Idem002),
     "idem-003": (("IDEM-003",), Idem003),

@@ -1,0 +1,65 @@
+"""Mutants of the EXT rules: each a small subclass of the reference agent that breaks one rule.
+
+``MUTANTS`` maps a mutant name to (the rules the suite must flag, the class). Collected by
+agent_mutants.py, which runs one: ``python tests/mutants/agent_mutants.py NAME``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+if _ROOT not in sys.path:
+    sys.path.insert(0, _ROOT)
+
+from acp_conformance.reference.agent import INVALID_PARAMS, ReferenceAgent  # noqa: E402
+
+
+class Ext004(ReferenceAgent):
+    """A custom root field in the prompt result."""
+
+    def prompt_result(self, message_id):
+        return {**super().prompt_result(message_id), "_vendorStats": {"tokens": 1}}
+
+
+class Ext003(ReferenceAgent):
+    """``_meta: null`` at the params root is refused with -32602 (omitted and null are not equivalent)."""
+
+    def dispatch_request(self, ctx, method, params):
+        if self.initialized and isinstance(params, dict) and "_meta" in params and params["_meta"] is None:
+            self.respond_error(ctx, INVALID_PARAMS, "Invalid params: _meta must be an object")
+            return
+        super().dispatch_request(ctx, method, params)
+
+
+class Ext005(ReferenceAgent):
+    """The read tool call uses a custom tool kind ``read_file`` without the ``_`` prefix.
+
+    TOOL-003 judges tool kinds on the same frame and fails too (the schema monitor then leaves the frame
+    to them). EXT-005 cannot be broken alone: every open enum its monitor reads from an agent (state,
+    stopReason, tool status and kind, permission option kind, content type) is also judged by a specific
+    rule (STATE/PROMPT-014, TOOL-003, PERM-001, CONTENT-001)."""
+
+    def tool_update(self, session, turn, **fields):
+        if fields.get("kind") == "read":
+            fields["kind"] = "read_file"
+        super().tool_update(session, turn, **fields)
+
+
+class Ext007(ReferenceAgent):
+    """A resource_link without its required name is taken as if named "" (demoted to a lenient reading)
+    instead of being rejected with -32602; what it echoes back is then well-formed."""
+
+    def validate_block(self, block):
+        if isinstance(block, dict) and block.get("type") == "resource_link" and "name" not in block:
+            block["name"] = ""
+        super().validate_block(block)
+
+
+MUTANTS: dict[str, tuple[tuple[str, ...], type]] = {
+    "wire-ext-004": (("EXT-004",), Ext004),
+    "wire2-ext-003": (("EXT-003",), Ext003),
+    "wire2-ext-005": (("EXT-005", "TOOL-003"), Ext005),  # TOOL-003 judges the tool kind too
+    "ext-007": (("EXT-007",), Ext007),
+}
