@@ -30,7 +30,6 @@ from typing import Any, Callable
 
 import anyio
 
-from .framing import LineSplitter
 from .transcript import EV_EOF, EV_NOTE, EV_STDIN_CLOSED, Frame, Transcript
 from .transport import READ_CHUNK, TargetClosed, TargetError, Transport, kill_tagged
 
@@ -146,22 +145,7 @@ class SocketTransport(Transport):
 
     async def _read_wire(self) -> None:
         assert self.stream is not None
-        lines = LineSplitter(self._emit, self.max_frame_bytes)
-        try:
-            while True:
-                try:
-                    chunk = await self.stream.receive(READ_CHUNK)
-                except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
-                    break
-                lines.feed(chunk)
-            rest = lines.end()
-            if rest is not None:
-                self._emit(rest, unterminated=True)
-        finally:
-            self.transcript.event(EV_EOF)
-            self.eof.set()
-            if self.on_eof is not None:
-                self.on_eof()
+        await self._read_frames(self.stream)
 
     async def write(self, raw: bytes, msg: Any = None) -> Frame:
         if self.stream is None:

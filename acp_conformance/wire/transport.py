@@ -232,13 +232,16 @@ class Transport:
 
     async def _read_stdout(self) -> None:
         assert self.process and self.process.stdout
+        await self._read_frames(self.process.stdout)
+
+    async def _read_frames(self, stream) -> None:
+        """Frame what the target writes on ``stream`` until it ends (EOF, or the stream fails)."""
         lines = LineSplitter(self._emit, self.max_frame_bytes)
-        stream = self.process.stdout
         try:
             while True:
                 try:
                     chunk = await stream.receive(READ_CHUNK)
-                except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
                     break
                 lines.feed(chunk)
             rest = lines.end()
