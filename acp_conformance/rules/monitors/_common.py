@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from ...wire.transcript import EV_EOF, EV_EXIT, EV_START, EV_STDIN_CLOSED, EVENT, RECEIVED, Frame
 from ..findings import Finding
@@ -53,6 +53,41 @@ def session_update(m: Msg) -> tuple[str, dict[str, Any]] | None:
     if not isinstance(sid, str) or not isinstance(upd, dict):
         return None
     return sid, upd
+
+
+def session_update_kind(m: Msg) -> tuple[str, dict[str, Any], Any] | None:
+    """(sessionId, update, its sessionUpdate kind) for a session/update notification from the target, else None."""
+    su = session_update(m)
+    return None if su is None else (su[0], su[1], su[1].get("sessionUpdate"))
+
+
+def session_updates_after(msgs: Iterable[Msg], after: Msg, sid: str) -> Iterator[tuple[Msg, dict[str, Any], Any]]:
+    """The session/update notifications of session ``sid`` that follow ``after``, in frame order:
+    (frame, update, its sessionUpdate kind)."""
+    for m in msgs:
+        if m.order <= after.order:
+            continue
+        su = session_update(m)
+        if su is not None and su[0] == sid:
+            yield m, su[1], su[1].get("sessionUpdate")
+
+
+def request_id_faults(reqs: Iterable[Msg], answers: Iterable[Msg]) -> Iterator[tuple[Msg, Msg | None]]:
+    """Walks one side's requests and the other side's responses in frame order and yields each faulty request:
+    (request, None) when its id is not an integer or string, (request, earlier) when it reuses the id of an
+    earlier request still awaiting its response."""
+    pending: dict[tuple[str, Any], Msg] = {}
+    for m in sorted(list(reqs) + list(answers), key=lambda m: m.order):
+        if m.kind == RESPONSE:
+            pending.pop(id_key(m.id), None)
+            continue
+        if not (isinstance(m.id, str) or (isinstance(m.id, int) and not isinstance(m.id, bool))):
+            yield m, None
+            continue
+        k = id_key(m.id)
+        if k in pending:
+            yield m, pending[k]
+        pending[k] = m
 
 
 def offers_config_options(msgs: Iterable[Msg]) -> bool:

@@ -6,18 +6,12 @@ notification, request ids that are never null nor reused while pending.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ...wire.transcript import EV_EOF, SENT
 from ..monitor import NOTIFICATION, REQUEST, RESPONSE
 from ._client import CLIENT_REQUESTS, agent_msgs, cap, client_init, client_msgs, crashed, hung_up_at
-from ._common import UNPARSED, ConnLog, ConnMonitor, Msg, fr, id_key, js
+from ._common import UNPARSED, ConnLog, ConnMonitor, Msg, fr, js, request_id_faults
 
 ELICIT_MODES = ("form", "url")
-
-
-def _valid_id(v: Any) -> bool:
-    return isinstance(v, str) or (isinstance(v, int) and not isinstance(v, bool))
 
 
 class ClientAnswerMonitor(ConnMonitor):
@@ -149,22 +143,14 @@ class ClientAnswerMonitor(ConnMonitor):
         if not reqs:
             return
         bad = False
-        pending: dict[Any, Msg] = {}
-        for m in sorted(reqs + agent_msgs(log, RESPONSE), key=lambda m: m.order):
-            if m.kind == RESPONSE:
-                pending.pop(id_key(m.id), None)
-                continue
-            if not _valid_id(m.id):
-                bad = True
+        for m, earlier in request_id_faults(reqs, agent_msgs(log, RESPONSE)):
+            bad = True
+            if earlier is None:
                 self.failed("CLIENT-027", f"the client sent {m.method!r} with id {js(m.id)}; request ids are integers "
                             "or strings, never null.", fr([m]))
-                continue
-            k = id_key(m.id)
-            if k in pending:
-                bad = True
+            else:
                 self.failed("CLIENT-027", f"the client sent {m.method!r} with id {js(m.id)} while its earlier "
-                            f"{pending[k].method!r} with that id was still pending.", fr([m, pending[k]]))
-            pending[k] = m
+                            f"{earlier.method!r} with that id was still pending.", fr([m, earlier]))
         if not bad:
             self.pass_few("CLIENT-027", f"the client's {len(reqs)} request id(s) were valid and never reused while "
                           "pending.", [reqs[0]], limit=1)

@@ -14,7 +14,7 @@ from ..monitor import REQUEST, RESPONSE
 from ._attribution import (DEFINED_CODES, INVALID_PARAMS, INVALID_REQ, NOT_FOUND_M, PARSE,
                            SESSION_NOT_FOUND, Sent, attribute, init_result, initialized_at, is_int,
                            leniently_readable, null_error, undecided, valid_id)
-from ._common import ConnLog, ConnMonitor, FrameLogMixin, Msg, fr, id_key, js, offers_config_options
+from ._common import ConnLog, ConnMonitor, FrameLogMixin, Msg, fr, id_key, js, offers_config_options, request_id_faults
 
 
 class WireErrorMonitor(FrameLogMixin, ConnMonitor):
@@ -281,25 +281,15 @@ class WireErrorMonitor(FrameLogMixin, ConnMonitor):
         if not reqs:
             return
         bad009 = bad010 = False
-        pending: dict[tuple[str, Any], Msg] = {}
-        events = sorted([(m.order, "req", m) for m in reqs] +
-                        [(m.order, "resp", m) for m in log.msgs if m.direction == SENT and m.kind == RESPONSE],
-                        key=lambda x: x[0])
-        for _, what, m in events:
-            if what == "resp":
-                pending.pop(id_key(m.id), None)
-                continue
-            if not valid_id(m.id):
+        for m, earlier in request_id_faults(reqs, [m for m in log.msgs if m.direction == SENT and m.kind == RESPONSE]):
+            if earlier is None:
                 bad009 = True
                 self.failed("ERR-009", f"the {self.ctx.target_side} sent the request {m.method!r} with id {js(m.id)}; request ids "
                             "are integers or strings, never null.", fr([m]))
-                continue
-            k = id_key(m.id)
-            if k in pending:
+            else:
                 bad010 = True
                 self.failed("ERR-010", f"the {self.ctx.target_side} sent {m.method!r} with id {js(m.id)} while its earlier request "
-                            f"{pending[k].method!r} with that id was still awaiting a response.", fr([m, pending[k]]))
-            pending[k] = m
+                            f"{earlier.method!r} with that id was still awaiting a response.", fr([m, earlier]))
         if not bad009:
             self.pass_few("ERR-009", f"all {len(reqs)} request(s) the {self.ctx.target_side} sent carried an integer or string id.",
                           [reqs[0]])

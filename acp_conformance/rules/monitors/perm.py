@@ -14,7 +14,7 @@ from typing import Any
 
 from ...wire.transcript import EV_EXIT, RECEIVED, SENT
 from ..monitor import REQUEST, RESPONSE
-from ._common import ConnLog, ConnMonitor, Msg, fr, is_abs_path, js, session_update
+from ._common import ConnLog, ConnMonitor, Msg, fr, is_abs_path, js, session_updates_after
 from .tool import TOOL_KINDS, TOOL_STATUSES, active_sessions, known_value
 
 OPTION_KINDS = ("allow_once", "allow_always", "reject_once", "reject_always")
@@ -144,14 +144,7 @@ class PermissionMonitor(ConnMonitor):
                           "cannot be seen.", fr([resp, m]))
             return
         idle = None
-        for x in log.msgs:
-            if x.order <= resp.order:
-                continue
-            su = session_update(x)
-            if su is None or su[0] != sid:
-                continue
-            upd = su[1]
-            k = upd.get("sessionUpdate")
+        for x, upd, k in session_updates_after(log.msgs, resp, sid):
             if tid is not None and k == "tool_call_update" and upd.get("toolCallId") == tid \
                     and upd.get("status") in PROCEEDED:
                 judge = self.warned if rule == "PERM-005" else self.failed

@@ -25,7 +25,7 @@ judgements of accepted prompts (PROMPT-002/005/006/011/012) skip it; idem.py jud
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from ...wire.transcript import RECEIVED, SENT
 from ..monitor import REQUEST, RESPONSE
@@ -306,6 +306,17 @@ class PromptMonitor(ConnMonitor):
         how = f"{secs(waited)} after the response: {log.end_desc}"
         return waited >= float(self.opt("idle_grace", 0.0)), how
 
+    def _judge_unended(self, rule: str, log: ConnLog, rec: _Rec, message: Callable[[str], str],
+                       too_short: str) -> None:
+        """Something the work owed before its idle never came, and the work never reached idle: FAIL once the
+        suite waited idle_grace after the response, else untested with ``too_short`` appended."""
+        judge, how = self._no_end(log, rec)
+        assert rec.resp is not None
+        if judge:
+            self.failed(rule, message(how), fr([rec.resp, rec.req]))
+        else:
+            self.untested(rule, message(how) + too_short, fr([rec.resp, rec.req]))
+
     def _judge_accepted(self, log: ConnLog, rec: _Rec) -> None:
         resp = rec.resp
         assert resp is not None
@@ -326,13 +337,10 @@ class PromptMonitor(ConnMonitor):
                             f"(t={req.t:.2f}) and the idle that ended the work (t={rec.end_idle.t:.2f}).",
                             fr([resp, req, rec.end_idle]))
             else:
-                judge, how = self._no_end(log, rec)
-                msg = (f"{rec.label()} returned messageId {js(M)} but no user_message/user_message_chunk with "
-                       f"that id arrived for the session (the work never reached idle; observed until {how}).")
-                if judge:
-                    self.failed("PROMPT-002", msg, fr([resp, req]))
-                else:
-                    self.untested("PROMPT-002", msg + " Too short to judge: wait for the idle.", fr([resp, req]))
+                self._judge_unended("PROMPT-002", log, rec, lambda how: (
+                    f"{rec.label()} returned messageId {js(M)} but no user_message/user_message_chunk with "
+                    f"that id arrived for the session (the work never reached idle; observed until {how})."),
+                    " Too short to judge: wait for the idle.")
         if not rec.overlap:
             for u in rec.users:
                 if u.new and u.mid != M:
@@ -384,13 +392,9 @@ class PromptMonitor(ConnMonitor):
                         "with no state_update running or requires_action for the session since the request.",
                         fr([idle, resp, req]))
         else:
-            judge, how = self._no_end(log, rec)
-            msg = (f"{rec.label()} was accepted, but no state_update running or requires_action for the session "
-                   f"followed (observed until {how}).")
-            if judge:
-                self.failed("PROMPT-011", msg, fr([resp, req]))
-            else:
-                self.untested("PROMPT-011", msg + " Too short to judge.", fr([resp, req]))
+            self._judge_unended("PROMPT-011", log, rec, lambda how: (
+                f"{rec.label()} was accepted, but no state_update running or requires_action for the session "
+                f"followed (observed until {how})."), " Too short to judge.")
         # PROMPT-012: idle at the end
         if idle is not None:
             self.pass_few("PROMPT-012", f"{rec.label()}: the work ended with idle at t={idle.t:.2f}.", [idle, req])
@@ -428,6 +432,15 @@ class PromptMonitor(ConnMonitor):
             self.warned("PROMPT-002", f"{rec.label()}: the echoed user message text {js(got, 120)} differs from "
                         f"the prompt text {js(want, 120)}.", fr([match[0].m, rec.req]))
 
+    def _judge_insertion(self, rule: str, rec: _Rec, msg: str, frames: list) -> None:
+        """A user message inserted around a rejected prompt: FAIL, but only noted while another prompt of
+        the session was in flight (the insertion may be that prompt's)."""
+        if rec.overlap:
+            self.noted(rule, msg + " Another prompt of the session was in flight, so the insertion "
+                       "cannot be attributed.", frames)
+        else:
+            self.failed(rule, msg, frames)
+
     def _judge_rejected(self, rec: _Rec, claimed: set, window: float) -> None:
         resp = rec.resp
         assert resp is not None
@@ -440,11 +453,7 @@ class PromptMonitor(ConnMonitor):
             u = before[0]
             msg = (f"{rec.label()} was answered with error {js(code)} at t={resp.t:.2f} after a new user message "
                    f"{js(u.mid)} had appeared for the session at t={u.m.t:.2f}.")
-            if rec.overlap:
-                self.noted("PROMPT-003", msg + " Another prompt of the session was in flight, so the insertion "
-                           "cannot be attributed.", fr([resp, u.m, rec.req]))
-            else:
-                self.failed("PROMPT-003", msg, fr([resp, u.m, rec.req]))
+            self._judge_insertion("PROMPT-003", rec, msg, fr([resp, u.m, rec.req]))
         else:
             self.pass_few("PROMPT-003", f"{rec.label()} was rejected with error {js(code)} and no user message "
                           "had been inserted for it.", [resp, rec.req])
@@ -453,11 +462,7 @@ class PromptMonitor(ConnMonitor):
             u = after[0]
             msg = (f"{rec.label()} was rejected with error {js(code)} at t={resp.t:.2f}, but a new user message "
                    f"{js(u.mid)} appeared for the session {secs(u.m.t - resp.t)} later.")
-            if rec.overlap:
-                self.noted("PROMPT-004", msg + " Another prompt of the session was in flight, so the insertion "
-                           "cannot be attributed.", fr([u.m, resp, rec.req]))
-            else:
-                self.failed("PROMPT-004", msg, fr([u.m, resp, rec.req]))
+            self._judge_insertion("PROMPT-004", rec, msg, fr([u.m, resp, rec.req]))
         elif not before:
             self.pass_few("PROMPT-004", f"{rec.label()} was rejected with error {js(code)} and no new user "
                           f"message followed within {secs(window)}.", [resp, rec.req])

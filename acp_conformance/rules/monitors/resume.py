@@ -45,7 +45,7 @@ from typing import Any
 from ...wire.transcript import RECEIVED, SENT
 from ..monitor import REQUEST, RESPONSE
 from ._common import (AGENT_MESSAGE_KINDS, TOOL_KINDS, USER_KINDS, WORK_STATES, ConnLog, ConnMonitor, Msg, fr,
-                      hashable, js, secs, session_update)
+                      hashable, js, secs, session_update, session_update_kind)
 
 _FULL_HISTORY = ("agent_message", "agent_thought")
 NO_CURSOR, CURSOR, MALFORMED = "none", "cursor", "malformed"
@@ -123,11 +123,10 @@ class ResumeMonitor(ConnMonitor):
                 if m.request is not None and not m.duplicate and id(m.request) in by_req:
                     by_req[id(m.request)].resp = m
                 continue
-            su = session_update(m)
+            su = session_update_kind(m)
             if su is None:
                 continue
-            sid, upd = su
-            kind = upd.get("sessionUpdate")
+            sid, upd, kind = su
             for r in resumes:
                 if r.sid != sid:
                     continue

@@ -21,7 +21,7 @@ from typing import Any
 from ...wire.transcript import RECEIVED, SENT
 from ..monitor import NOTIFICATION, REQUEST, RESPONSE
 from ._common import (AGENT_MESSAGE_KINDS, ENDING_METHODS, TOOL_KINDS, WORK_STATES, ConnLog, ConnMonitor, Msg, fr, js,
-                      session_update)
+                      session_update, session_updates_after)
 
 
 STATES = ("running", "idle", "requires_action", "unknown")
@@ -197,14 +197,7 @@ class StateLifecycleMonitor(ConnMonitor):
             ra = None
             resumed = None
             answer = req.responses[0] if req.responses else None
-            for m in log.msgs:
-                if m.order <= req.order:
-                    continue
-                su = session_update(m)
-                if su is None or su[0] != sid:
-                    continue
-                upd = su[1]
-                kind = upd.get("sessionUpdate")
+            for m, upd, kind in session_updates_after(log.msgs, req, sid):
                 if kind == "state_update":
                     state = upd.get("state")
                     if state == "requires_action" and ra is None:

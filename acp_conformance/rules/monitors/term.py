@@ -15,7 +15,7 @@ from typing import Any
 
 from ...wire.transcript import SENT
 from ..monitor import NOTIFICATION, REQUEST
-from ._common import ConnLog, ConnMonitor, Msg, fr, is_abs_path, js, secs, session_update
+from ._common import ConnLog, ConnMonitor, Msg, fr, is_abs_path, js, secs, session_update, session_update_kind
 from .tool import active_sessions
 
 
@@ -53,11 +53,10 @@ class TerminalMonitor(ConnMonitor):
                 t = terms.get((p.get("sessionId"), p.get("terminalId")))
                 cancels.append((m, t, t is not None and t.exited is None and t.cancel is not None))
                 continue
-            su = session_update(m)
+            su = session_update_kind(m)
             if su is None:
                 continue
-            sid, upd = su
-            kind = upd.get("sessionUpdate")
+            sid, upd, kind = su
             if kind not in ("terminal_update", "terminal_output_chunk"):
                 continue
             tid = upd.get("terminalId")

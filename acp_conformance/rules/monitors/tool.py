@@ -15,7 +15,7 @@ from typing import Any
 
 from ...wire.transcript import RECEIVED, SENT
 from ..monitor import NOTIFICATION, REQUEST, RESPONSE
-from ._common import ENDING_METHODS, ConnLog, ConnMonitor, Msg, fr, is_abs_path, js, secs, session_update
+from ._common import ENDING_METHODS, ConnLog, ConnMonitor, Msg, fr, is_abs_path, js, secs, session_update, session_update_kind
 
 TOOL_STATUSES = ("pending", "in_progress", "paused", "completed", "failed", "cancelled")
 FINAL = ("completed", "failed", "cancelled")
@@ -161,11 +161,10 @@ class ToolMonitor(ConnMonitor):
                     if st is not None and new:
                         self._first_report(st, tc, m, "the permission subject")
                 continue
-            su = session_update(m)
+            su = session_update_kind(m)
             if su is None:
                 continue
-            sid, upd = su
-            kind = upd.get("sessionUpdate")
+            sid, upd, kind = su
             if kind == "subagent_update" and isinstance(upd.get("sessionId"), str):
                 self._subagents.add(upd["sessionId"])
             if kind in ("tool_call_update", "tool_call_content_chunk"):
