@@ -55,6 +55,14 @@ def session_update(m: Msg) -> tuple[str, dict[str, Any]] | None:
     return sid, upd
 
 
+def answered_request(m: Msg) -> Msg | None:
+    """The request that ``m`` answers when ``m`` is the target's first response to it; None for any other frame
+    (a repeated answer, an answer to no request, anything but a response from the target)."""
+    if m.direction != RECEIVED or m.kind != RESPONSE or m.duplicate:
+        return None
+    return m.request
+
+
 def session_update_kind(m: Msg) -> tuple[str, dict[str, Any], Any] | None:
     """(sessionId, update, its sessionUpdate kind) for a session/update notification from the target, else None."""
     su = session_update(m)
@@ -242,6 +250,48 @@ class FrameLogMixin:
             if log is None or not log.closed:
                 self._frames_of(frame.conn).append(frame)
         super().on_frame(frame, rpc)
+
+
+@dataclass(eq=False)
+class TrackedSession:
+    """One session as a monitor follows it: whether its work runs, and its session/resume requests not yet
+    answered (while one is pending, what arrives for the session may be replayed history, not live work)."""
+    active: bool = False  # reported running/requires_action and not idle since
+    resume_pending: list[Msg] = field(default_factory=list)
+
+    @property
+    def in_resume(self) -> bool:
+        return bool(self.resume_pending)
+
+    def resume_answered(self, rq: Msg) -> None:
+        if rq in self.resume_pending:
+            self.resume_pending.remove(rq)
+
+    def follow_state(self, state: Any) -> bool:
+        """Follows a state_update's state; whether it changed ``active`` (work started, or this idle ended it)."""
+        was_active = self.active
+        if state in WORK_STATES:
+            self.active = True
+        elif state == "idle":
+            self.active = False
+        return self.active != was_active
+
+
+@dataclass(eq=False)
+class CancelCapable:
+    """A tool call or terminal of a session, which may advertise ``capabilities.cancel``: each update carrying a
+    ``capabilities`` field replaces the stored one."""
+    sid: str
+    tid: str
+    first: Msg
+    cancel: Any = None  # the stored capabilities.cancel
+    had_cancel: bool = False  # whether it ever advertised one
+
+    def store_capabilities(self, upd: dict[str, Any]) -> None:
+        if "capabilities" in upd:
+            caps = upd.get("capabilities")
+            self.cancel = caps.get("cancel") if isinstance(caps, dict) else None
+            self.had_cancel = self.had_cancel or self.cancel is not None
 
 
 def fr(items: Iterable[Frame | int | Msg | None]) -> list[Frame | int]:

@@ -27,13 +27,14 @@ judged up to the end of the connection.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
 from ...wire.transcript import RECEIVED, SENT
 from ..monitor import NOTIFICATION, REQUEST, RESPONSE
-from ._common import (AGENT_MESSAGE_KINDS, TOOL_KINDS, USER_KINDS, WORK_STATES, ConnLog, ConnMonitor, Msg, fr,
-                      hashable, js, secs, session_update)
+from ._common import (AGENT_MESSAGE_KINDS, TOOL_KINDS, USER_KINDS, WORK_STATES, ConnLog, ConnMonitor, Msg,
+                      TrackedSession, answered_request, fr, hashable, js, secs, session_update, session_update_kind)
 
 
 def _refs(upd: dict[str, Any]) -> list[tuple[str, Any]]:
@@ -76,11 +77,9 @@ class _Cancel:
 
 
 @dataclass(eq=False)
-class _Sess:
-    active: bool = False
+class _Sess(TrackedSession):
     work: _Work | None = None
     seen: set[tuple[str, Any]] = field(default_factory=set)
-    resume_pending: list[Msg] = field(default_factory=list)
     cancel: _Cancel | None = None  # waiting for its cancelled idle
     post: _Cancel | None = None  # after its cancelled idle, until the next running
     last_end_idle: Msg | None = None
@@ -115,11 +114,8 @@ class CancelMonitor(ConnMonitor):
             if su and su[1].get("sessionUpdate") == "state_update":
                 background.setdefault(su[0], set()).update(_background_tool_calls(su[1]))
 
-        sess: dict[str, _Sess] = {}
+        sess: defaultdict[str, _Sess] = defaultdict(_Sess)
         cancels: list[_Cancel] = []
-
-        def st_of(sid: str) -> _Sess:
-            return sess.setdefault(sid, _Sess())
 
         for m in log.msgs:
             if m.direction == SENT:
@@ -127,11 +123,11 @@ class CancelMonitor(ConnMonitor):
                 if not isinstance(sid, str):
                     continue
                 if m.kind == REQUEST and m.method == "session/prompt":
-                    st_of(sid).prompts.append(m)
+                    sess[sid].prompts.append(m)
                 elif m.kind == REQUEST and m.method == "session/resume":
-                    st_of(sid).resume_pending.append(m)
+                    sess[sid].resume_pending.append(m)
                 elif m.kind == NOTIFICATION and m.method == "session/cancel":
-                    st = st_of(sid)
+                    st = sess[sid]
                     if st.active and st.work is not None:
                         if st.cancel is None:
                             c = _Cancel(m, sid, st.work, [p for p in st.prompts if not p.responses
@@ -142,51 +138,42 @@ class CancelMonitor(ConnMonitor):
                     else:
                         self._inactive_cancel(st, m, sid)
                 continue
-            if m.direction != RECEIVED:
-                continue
-            if m.kind == RESPONSE:
-                rq = m.request
-                if rq is None or m.duplicate or not isinstance(rq.session_id, str):
-                    continue
-                st = st_of(rq.session_id)
+            rq = answered_request(m)
+            if rq is not None and isinstance(rq.session_id, str):
+                st = sess[rq.session_id]
                 if rq.method == "session/prompt" and not m.ok:
                     for c in cancels:
                         if c.sid == rq.session_id and rq in c.prompts:
                             ins = next((u for u, _ in st.user_new if rq.order < u.order < m.order), None)
                             c.error_resps.append((m, rq, ins))
-                elif rq.method == "session/resume" and rq in st.resume_pending:
-                    st.resume_pending.remove(rq)
-                continue
-            su = session_update(m)
+                elif rq.method == "session/resume":
+                    st.resume_answered(rq)
+            su = session_update_kind(m)  # None for a response: it was handled above
             if su is None:
                 continue
-            sid, upd = su
-            st = st_of(sid)
-            kind = upd.get("sessionUpdate")
-            in_resume = bool(st.resume_pending)
+            sid, upd, kind = su
+            st = sess[sid]
             if kind in USER_KINDS:
                 mid = upd.get("messageId")
                 if hashable(mid) and mid not in st.users_seen:
                     st.users_seen.add(mid)
-                    if not in_resume:
+                    if not st.in_resume:
                         st.user_new.append((m, mid))
             elif kind == "state_update":
                 state = upd.get("state")
+                changed = st.follow_state(state)
                 if state in WORK_STATES:
-                    if not st.active:
+                    if changed:
                         st.work = _Work(m)
                         if st.post is not None:
                             st.post.post_end = f"the next running at t={m.t:.2f}"
                             st.post = None
                         if st.cancel is not None and st.cancel.other_idles:
                             st.cancel = None  # it ended without a cancelled idle; new work starts
-                    st.active = True
                 elif state == "idle":
-                    was_active = st.active
-                    st.active = False
-                    if in_resume:
+                    if st.in_resume:
                         continue
-                    if was_active:
+                    if changed:
                         st.last_end_idle = m
                         st.end_idles += 1
                     c = st.cancel
@@ -201,7 +188,7 @@ class CancelMonitor(ConnMonitor):
                 refs = _refs(upd)
                 if not refs:
                     continue
-                if in_resume:
+                if st.in_resume:
                     st.seen.update(refs)
                     continue
                 if st.post is not None and st.post.violation is None:

@@ -13,7 +13,7 @@ from typing import Any
 
 from ...wire.transcript import RECEIVED, SENT
 from ..monitor import NOTIFICATION, REQUEST, RESPONSE
-from ._common import USER_KINDS, WORK_STATES, ConnLog, ConnMonitor, Msg, fr, js, secs, session_update
+from ._common import USER_KINDS, WORK_STATES, ConnLog, ConnMonitor, Msg, answered_request, fr, js, secs, session_update
 
 
 @dataclass(eq=False)
@@ -56,12 +56,8 @@ class CloseLifecycleMonitor(ConnMonitor):
                             if c.sid == sid and c.stop_t is None:
                                 c.stop_t = m.t
                 continue
-            if m.direction != RECEIVED:
-                continue
-            if m.kind == RESPONSE:
-                rq = m.request
-                if rq is None or m.duplicate:
-                    continue
+            rq = answered_request(m)
+            if rq is not None:
                 if m.ok and rq.method == "session/new" and isinstance(m.result, dict) \
                         and isinstance(m.result.get("sessionId"), str):
                     known.add(m.result["sessionId"])

@@ -24,12 +24,14 @@ judgements of accepted prompts (PROMPT-002/005/006/011/012) skip it; idem.py jud
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ...wire.transcript import RECEIVED, SENT
 from ..monitor import REQUEST, RESPONSE
-from ._common import USER_KINDS, WORK_STATES, ConnLog, ConnMonitor, Msg, fr, hashable, js, secs, session_update
+from ._common import (USER_KINDS, WORK_STATES, ConnLog, ConnMonitor, Msg, TrackedSession, answered_request, fr, hashable, js, secs,
+                      session_update, session_update_kind)
 from .idem import idempotency_key
 
 
@@ -88,10 +90,8 @@ class _Rec:
 
 
 @dataclass(eq=False)
-class _Sess:
-    active: bool = False
+class _Sess(TrackedSession):
     running: Msg | None = None
-    resume_pending: list[Msg] = field(default_factory=list)
     recs: list[_Rec] = field(default_factory=list)
 
 
@@ -122,19 +122,16 @@ class PromptMonitor(ConnMonitor):
     # -- per connection -----------------------------------------------------------------------
     def analyze(self, log: ConnLog) -> None:
         window = float(self.opt("rejection_window", 2.0))
-        sess: dict[str, _Sess] = {}
+        sess: defaultdict[str, _Sess] = defaultdict(_Sess)
         by_req: dict[int, _Rec] = {}
         recs: list[_Rec] = []
-
-        def st_of(sid: str) -> _Sess:
-            return sess.setdefault(sid, _Sess())
 
         for m in log.msgs:
             if m.direction == SENT:
                 if m.kind == REQUEST and isinstance(m.session_id, str):
                     sid = m.session_id
                     if m.method == "session/prompt":
-                        st = st_of(sid)
+                        st = sess[sid]
                         inflight = [r for r in st.recs if r.in_flight()]
                         rec = _Rec(m, sid, self._skey(sid), was_active=st.active, overlap=bool(inflight))
                         for r in inflight:
@@ -146,40 +143,31 @@ class PromptMonitor(ConnMonitor):
                         recs.append(rec)
                         by_req[id(m)] = rec
                     elif m.method == "session/resume":
-                        st_of(sid).resume_pending.append(m)
+                        sess[sid].resume_pending.append(m)
                 continue
-            if m.direction != RECEIVED:
-                continue
-            if m.kind == RESPONSE:
-                rq = m.request
-                if rq is None or m.duplicate:
-                    continue
+            rq = answered_request(m)
+            if rq is not None:
                 if rq.method == "session/prompt" and id(rq) in by_req:
                     rec = by_req[id(rq)]
                     rec.resp = m
-                    st = st_of(rec.sid)
+                    st = sess[rec.sid]
                     if m.ok and rec.was_active and st.active and st.running is not None:
                         rec.joined_running = st.running  # inserted into the running work, maybe joining it
                     self._judge_001(rec)
                 elif rq.method == "session/resume" and isinstance(rq.session_id, str):
-                    st = st_of(rq.session_id)
-                    if rq in st.resume_pending:
-                        st.resume_pending.remove(rq)
+                    sess[rq.session_id].resume_answered(rq)
                 elif rq.method == "session/new" and m.ok and isinstance(m.result, dict):
                     sid = m.result.get("sessionId")
                     if isinstance(sid, str):
                         self.instance[sid] = self.instance.get(sid, 0) + 1
                         sess.pop(sid, None)
-                continue
-            su = session_update(m)
+            su = session_update_kind(m)  # None for a response: it was handled above
             if su is None:
                 continue
-            sid, upd = su
-            st = st_of(sid)
-            kind = upd.get("sessionUpdate")
-            in_resume = bool(st.resume_pending)
+            sid, upd, kind = su
+            st = sess[sid]
             # a prompt written after the pending resume: its new user message and its running are live, not history
-            prompted = in_resume and any(r.req.order > st.resume_pending[0].order for r in st.recs if r.in_flight())
+            prompted = st.in_resume and any(r.req.order > st.resume_pending[0].order for r in st.recs if r.in_flight())
             if kind in USER_KINDS:
                 mid = upd.get("messageId")
                 if not hashable(mid):
@@ -188,28 +176,26 @@ class PromptMonitor(ConnMonitor):
                 new = mid not in seen
                 if new:
                     seen[mid] = m
-                if in_resume and not (prompted and new):
+                if st.in_resume and not (prompted and new):
                     continue
                 for r in st.recs:
                     if r.collects(m.t, window):
                         r.users.append(_User(mid, m, new, upd))
             elif kind == "state_update":
                 state = upd.get("state")
+                changed = st.follow_state(state)
                 if state in WORK_STATES:
-                    if not st.active:
+                    if changed:
                         st.running = m
-                    st.active = True
-                    if in_resume and not prompted:
+                    if st.in_resume and not prompted:
                         continue
                     for r in st.recs:
                         if r.end_idle is None and not r.rejected and not r.was_active and r.running is None:
                             r.running = m
                 elif state == "idle":
-                    ends = st.active
-                    st.active = False
-                    if in_resume:
+                    if st.in_resume:
                         continue
-                    if ends:
+                    if changed:
                         self._judge_013(sid, m, upd, st.running)
                     for r in st.recs:
                         if r.end_idle is not None or r.rejected:
@@ -218,9 +204,9 @@ class PromptMonitor(ConnMonitor):
                             r.end_idle = m
                         elif r.was_active:
                             r.was_active = False  # the earlier work ended; this prompt's starts now ...
-                            if r.joined_running is not None and ends:  # ... unless it joined that work
+                            if r.joined_running is not None and changed:  # ... unless it joined that work
                                 r.joined = (r.joined_running, m)  # (decided at the end)
-                        elif r.joined is not None and not ends:
+                        elif r.joined is not None and not changed:
                             pass  # a repeated idle snapshot after the joined work: no work of its own ended
                         elif r.resp is None:
                             # Before the response and with no running: a stray idle of earlier work can

@@ -15,7 +15,8 @@ from typing import Any
 
 from ...wire.transcript import SENT
 from ..monitor import NOTIFICATION, REQUEST
-from ._common import ConnLog, ConnMonitor, Msg, fr, is_abs_path, js, secs, session_update, session_update_kind
+from ._common import (CancelCapable, ConnLog, ConnMonitor, Msg, fr, is_abs_path, js, secs, session_update,
+                      session_update_kind)
 from .tool import active_sessions
 
 
@@ -30,14 +31,9 @@ def strict_b64(s: Any) -> bool:
 
 
 @dataclass(eq=False)
-class Term:
-    sid: str
-    tid: str
-    first: Msg
+class Term(CancelCapable):
     command: Any = None
     exited: Msg | None = None
-    cancel: Any = None
-    had_cancel: bool = False
 
 
 class TerminalMonitor(ConnMonitor):
@@ -119,10 +115,7 @@ class TerminalMonitor(ConnMonitor):
                     self.pass_few("TERM-004", f"terminal {tid!r} exited with {js(ex)}.", [m])
                 if t.exited is None:
                     t.exited = m
-            if "capabilities" in upd:
-                caps = upd.get("capabilities")
-                t.cancel = caps.get("cancel") if isinstance(caps, dict) else None
-                t.had_cancel = t.had_cancel or t.cancel is not None
+            t.store_capabilities(upd)
             if t.exited is not None and t.had_cancel:
                 if t.cancel is not None:
                     self.warned("TERM-008", f"terminal {tid!r} reported exitStatus but still advertises "

@@ -15,7 +15,8 @@ from typing import Any
 
 from ...wire.transcript import RECEIVED, SENT
 from ..monitor import NOTIFICATION, REQUEST, RESPONSE
-from ._common import ENDING_METHODS, ConnLog, ConnMonitor, Msg, fr, is_abs_path, js, secs, session_update, session_update_kind
+from ._common import (ENDING_METHODS, CancelCapable, ConnLog, ConnMonitor, Msg, fr, is_abs_path, js, secs,
+                      session_update, session_update_kind)
 
 TOOL_STATUSES = ("pending", "in_progress", "paused", "completed", "failed", "cancelled")
 FINAL = ("completed", "failed", "cancelled")
@@ -53,13 +54,8 @@ def active_sessions(log: ConnLog, upto: Msg) -> set[str]:
 
 
 @dataclass(eq=False)
-class ToolState:
-    sid: str
-    tid: str
-    first: Msg
+class ToolState(CancelCapable):
     status: Any = None
-    cancel: Any = None  # the stored capabilities.cancel
-    had_cancel: bool = False
     updates: list[Msg] = field(default_factory=list)
 
 
@@ -73,11 +69,7 @@ def apply_tool(tools: dict, sid: str, upd: dict, m: Msg) -> ToolState | None:
     st.updates.append(m)
     if upd.get("status") is not None:
         st.status = upd.get("status")
-    if "capabilities" in upd:
-        caps = upd.get("capabilities")
-        st.cancel = caps.get("cancel") if isinstance(caps, dict) else None
-        if st.cancel is not None:
-            st.had_cancel = True
+    st.store_capabilities(upd)
     return st
 
 
