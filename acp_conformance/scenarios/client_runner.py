@@ -21,6 +21,7 @@ from ..wire.peer import Peer, Pending, TargetGone, WaitTimeout
 from ..wire.socket_transport import SocketTransport, uses_placeholder
 from ..wire.transcript import EV_NOTE, EV_TIMEOUT, RECEIVED, Frame, Transcript
 from ..wire.transport import TargetClosed, TargetError, Transport, describe_exit
+from .bounded_run import run_bounded, shut_down
 from .model import Scenario, Step
 from .runner import RunResult, RunSettings, TargetSpec
 from ..target_command import with_extra_args
@@ -244,27 +245,15 @@ class ClientRunner:
 
     # -- running --------------------------------------------------------------------------------
     async def run(self) -> RunResult:
-        try:
-            async with anyio.create_task_group() as tg:
-                self._tg = tg
-                try:
-                    with anyio.move_on_after(self.settings.test_timeout) as scope:
-                        await self._session(tg)
-                    if scope.cancelled_caught:
-                        self.transcript.event(EV_TIMEOUT, what="test", seconds=self.settings.test_timeout)
-                        self.result.error = (f"the client did not finish within the test timeout "
-                                             f"({self.settings.test_timeout:g} s, --acp-test-timeout)")
-                except TargetError as e:
-                    self.transcript.event(EV_NOTE, what=str(e))
-                    self.result.error = str(e)
-                finally:
-                    with anyio.CancelScope(shield=True):
-                        await self._disconnect()
-                    tg.cancel_scope.cancel()
-        except Exception as e:  # pragma: no cover - report, never lose the run
-            if self.result.error is None:
-                self.result.harness_error = f"internal error in the suite: {e!r}"
-        return self.result
+        return await run_bounded(self, self._session, "the client", self._stopped, self._disconnect)
+
+    def _stopped(self, e: Exception) -> bool:
+        """A client that could not be started or sent nothing ends the run with a sentence (False: not that)."""
+        if not isinstance(e, TargetError):
+            return False
+        self.transcript.event(EV_NOTE, what=str(e))
+        self.result.error = str(e)
+        return True
 
     async def _session(self, tg) -> None:
         env = {**self.target.env, **getattr(self.scenario, "env", {})}
@@ -334,11 +323,8 @@ class ClientRunner:
         # how it exited is in the transcript's exit event: the monitors judge a crash by the rule it broke
 
     async def _disconnect(self) -> None:
-        if self.transport is None:
+        if not await shut_down(self):
             return
-        how = await self.transport.shutdown(self.settings.shutdown_grace)
-        self.result.endings.append(how)
-        self.result.stderr.append(self.transport.stderr.text())
         init = next((f.msg for f in self.transcript.frames if f.direction == RECEIVED and isinstance(f.msg, dict)
                      and f.msg.get("method") == "initialize"), None)
         if init is not None and isinstance(init.get("params"), dict):
