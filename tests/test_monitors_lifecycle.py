@@ -277,6 +277,20 @@ def test_resume_006_replay_without_replay_from():
           "RESUME-006")
 
 
+def test_resume_006_history_of_an_earlier_unfinished_replay_is_not_charged_to_a_later_resume():
+    # resume 10 (replayFrom start) is answered before it replayed the history it owed; that history arrives
+    # inside resume 11's window (no replayFrom): perhaps 10's replay late, so RESUME-006 is only noted
+    head = [INIT2, req(1, "session/new", {"cwd": "/p"}), ok(1, {"sessionId": "s1"}), prompt(2, "s1", "hello"),
+            user("s1", "u1", "hello"), st("s1", "running"), chunk("s1", "a1", "hi"), st("s1", "idle", stopReason="end_turn"),
+            ok(2, {})]
+    early = [req(10, "session/resume", {"sessionId": "s1", "cwd": "/p", "replayFrom": {"type": "start"}}),
+             U("s1", {"sessionUpdate": "replay_complete"}), st("s1", "idle"), ok(10, {})]
+    late = [req(11, "session/resume", {"sessionId": "s1", "cwd": "/p"}), user("s1", "u1", "hello"),
+            st("s1", "idle"), ok(11, {})]
+    assert statuses(run("\n".join(head + early + late)), "RESUME-006") == [INFO]
+    assert statuses(run("\n".join(head + late)), "RESUME-006") == [FAIL]  # nothing else could have sent it
+
+
 def test_resume_007_cursor_accepted():
     fails(change(BASE, err(40, -32602), ok(40, {})), "RESUME-007")
 

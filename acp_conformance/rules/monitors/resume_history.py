@@ -56,6 +56,9 @@ class _R:
     after: list[Msg] = field(default_factory=list)  # history updates after the response, before new work
     after_open: bool = True
     overlaps: list["_R"] = field(default_factory=list)  # resumes of the session in flight at the same time
+    # an earlier resume with replayFrom start, answered before it replayed the history it owed: its replay may
+    # still be arriving, so history inside this resume's window is not provably this resume's
+    unfinished: "_R | None" = None
 
     def overlap_note(self, label: str) -> str:
         ids = ", ".join(f"id={js(o.req.id)}" for o in self.overlaps)
@@ -90,6 +93,7 @@ class ResumeLifecycleMonitor(ConnMonitor):
                     h = self.hist.setdefault(m.session_id, _Hist())
                     r = _R(m, m.session_id, m.params.get("replayFrom"), known=set(h.refs),
                            users={k: set(v) for k, v in h.users.items()})
+                    r.unfinished = self._unfinished_replay(m.conn, r.sid)
                     for o in self.resumes:
                         if o.sid == r.sid:
                             o.after_open = False
@@ -144,6 +148,15 @@ class ResumeLifecycleMonitor(ConnMonitor):
             if o.sid == sid and o.resp is not None and o.after_open and o.req.conn == m.conn and ref in o.known:
                 o.after.append(m)
         self.hist.setdefault(sid, _Hist()).refs.add(ref)
+
+    def _unfinished_replay(self, conn: int, sid: str) -> _R | None:
+        for o in reversed(self.resumes):
+            if o.sid != sid or o.req.conn != conn:
+                continue
+            start = isinstance(o.replay_from, dict) and o.replay_from.get("type") == "start"
+            replayed = {_ref(x.msg["params"]["update"]) for x in o.inside}
+            return o if start and o.resp is not None and o.resp.ok and o.known - replayed else None
+        return None
 
     def _open_for(self, conn: int, sid: str) -> list[_R]:
         return [r for r in self.open.values() if r.sid == sid and r.req.conn == conn]
@@ -206,6 +219,13 @@ class ResumeLifecycleMonitor(ConnMonitor):
                 self.noted("RESUME-006", f"{r.overlap_note(label)}: {x.msg['params']['update'].get('sessionUpdate')} "
                            f"{js(_ref(x.msg['params']['update']))} of the earlier history came at t={x.t:.2f}, before "
                            "its response, perhaps replayed for the other resume.", fr([x, r.req, resp]))
+            elif old and r.unfinished is not None:
+                x = old[0]
+                self.noted("RESUME-006", f"{label}: {x.msg['params']['update'].get('sessionUpdate')} "
+                           f"{js(_ref(x.msg['params']['update']))} of the earlier history came at t={x.t:.2f}, before "
+                           f"its response; the earlier resume id={js(r.unfinished.req.id)} (replayFrom start) was "
+                           "answered before replaying the history it owed, so this may be that replay arriving late "
+                           "(RESUME-001 judges it).", fr([x, r.req, resp]))
             elif old:
                 x = old[0]
                 self.failed("RESUME-006", f"{label}: {x.msg['params']['update'].get('sessionUpdate')} "
