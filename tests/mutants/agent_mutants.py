@@ -35,7 +35,7 @@ Table = dict[str, tuple[tuple[str, ...], type]]
 
 
 def _load_areas() -> tuple[Table, Table]:
-    """MUTANTS and UNFLAGGED of every area module. Each module is loaded by its path as ``mutants_<area>``
+    """MUTANTS and UNFLAGGED of every area module. Each module is loaded by its path as ``mutants_<area>``, with the package and mutant_bases.py already on sys.path (set above)
     (never by its bare name, which a package elsewhere could share, e.g. ``schema``)."""
     mutants: Table = {}
     unflagged: Table = {}

@@ -6,16 +6,8 @@ agent_mutants.py, which runs one: ``python tests/mutants/agent_mutants.py NAME``
 
 from __future__ import annotations
 
-import os
-import sys
-
-_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-if _ROOT not in sys.path:
-    sys.path.insert(0, _ROOT)
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # mutant_bases.py beside this file
-from mutant_bases import _WithAuth  # noqa: E402
-from acp_conformance.reference.agent import ReferenceAgent  # noqa: E402
+from acp_conformance.reference.agent import ReferenceAgent
+from mutant_bases import _WithAuth  # beside this file (agent_mutants.py puts the folder on sys.path)
 
 
 AUTH_REQUIRED = -32000

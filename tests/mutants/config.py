@@ -7,14 +7,7 @@ agent_mutants.py, which runs one: ``python tests/mutants/agent_mutants.py NAME``
 
 from __future__ import annotations
 
-import os
-import sys
-
-_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-if _ROOT not in sys.path:
-    sys.path.insert(0, _ROOT)
-
-from acp_conformance.reference.agent import ReferenceAgent  # noqa: E402
+from acp_conformance.reference.agent import ReferenceAgent
 
 
 class Config006(ReferenceAgent):

@@ -6,13 +6,8 @@ They break no rule of their own (tests/test_suite_end_to_end.py HOSTILE); ``MUTA
 from __future__ import annotations
 
 import os
-import sys
 
-_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-if _ROOT not in sys.path:
-    sys.path.insert(0, _ROOT)
-
-from acp_conformance.reference.agent import ReferenceAgent  # noqa: E402
+from acp_conformance.reference.agent import ReferenceAgent
 
 
 class Silent(ReferenceAgent):

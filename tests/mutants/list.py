@@ -7,14 +7,7 @@ agent_mutants.py, which runs one: ``python tests/mutants/agent_mutants.py NAME``
 
 from __future__ import annotations
 
-import os
-import sys
-
-_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-if _ROOT not in sys.path:
-    sys.path.insert(0, _ROOT)
-
-from acp_conformance.reference.agent import INVALID_PARAMS, LiveSession, ReferenceAgent  # noqa: E402
+from acp_conformance.reference.agent import INVALID_PARAMS, LiveSession, ReferenceAgent
 
 
 class ListCwdFilter(ReferenceAgent):
@@ -48,7 +41,6 @@ class List006(ReferenceAgent):
     """session/list loads every listed session (a prompt on it is then accepted)."""
 
     def handle_session_list(self, ctx, params):
-        from acp_conformance.reference.agent import LiveSession
         for record in self.store.all():
             if record["sessionId"] not in self.sessions:
                 self.sessions[record["sessionId"]] = LiveSession(record)

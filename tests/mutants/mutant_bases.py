@@ -4,14 +4,7 @@ themselves, so they break no rule.
 
 from __future__ import annotations
 
-import os
-import sys
-
-_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-if _ROOT not in sys.path:
-    sys.path.insert(0, _ROOT)
-
-from acp_conformance.reference.agent import INVALID_PARAMS, ReferenceAgent  # noqa: E402
+from acp_conformance.reference.agent import INVALID_PARAMS, ReferenceAgent
 
 
 class _WithAuth(ReferenceAgent):

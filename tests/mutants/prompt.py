@@ -8,14 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import sys
 
-_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-if _ROOT not in sys.path:
-    sys.path.insert(0, _ROOT)
-
-from acp_conformance.reference.agent import INTERNAL_ERROR, InvalidParams, ReferenceAgent, new_id  # noqa: E402
+from acp_conformance.reference.agent import INTERNAL_ERROR, InvalidParams, ReferenceAgent, new_id
 
 
 class Prompt001(ReferenceAgent):

@@ -8,13 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import os
-import sys
 
-_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-if _ROOT not in sys.path:
-    sys.path.insert(0, _ROOT)
-
-from acp_conformance.reference.agent import ReferenceAgent  # noqa: E402
+from acp_conformance.reference.agent import ReferenceAgent
 
 
 class Session005(ReferenceAgent):

@@ -7,14 +7,9 @@ agent_mutants.py, which runs one: ``python tests/mutants/agent_mutants.py NAME``
 from __future__ import annotations
 
 import json
-import os
 import sys
 
-_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-if _ROOT not in sys.path:
-    sys.path.insert(0, _ROOT)
-
-from acp_conformance.reference.agent import INVALID_REQUEST, ReferenceAgent  # noqa: E402
+from acp_conformance.reference.agent import INVALID_REQUEST, ReferenceAgent
 
 
 class Transport003(ReferenceAgent):
