@@ -65,6 +65,10 @@ def pytest_configure(config: pytest.Config) -> None:
     state.guard = SignalGuard(owner=not hasattr(config, "workerinput")).install()
     from ..scenarios.prestart import for_run
     state.test_loop = for_run(config, run)
+    from ..scenarios.run_ahead import RunAhead, depth_for_run
+    state.run_ahead = RunAhead(state.test_loop, depth_for_run(config, run))
+    if state.run_ahead.on:  # each drive starts its own process, beside the others: no spares
+        state.test_loop.enabled = False
     config.addinivalue_line("markers", "acp_rules(ids): rule IDs a scenario exists to exercise")
     from .session import ConformanceRun
     config.pluginmanager.register(ConformanceRun(config, state), RUN_PLUGIN)

@@ -80,7 +80,62 @@ class ScenarioItem(JudgedItem):
 
     def _run_agent(self, state: SuiteState) -> RunFacts:
         """The suite plays the client: the scenario drives the agent, the agent monitors judge."""
+        ahead = state.run_ahead
+        if ahead is not None and ahead.on:  # the next tests' drives run beside this one (run_ahead.py)
+            drive = ahead.drive(self.nodeid, lambda: self._agent_drive(state), self._upcoming(state))
+            self.user_properties.append(("drive", f"{drive.seconds:.2f} s, ahead {drive.seconds - drive.waited:.2f} s"
+                                         if drive.ahead else f"{drive.seconds:.2f} s"))
+        else:  # its spare is this test's process, started during the last one (prestart.py)
+            spare = state.test_loop.take(list(state.run.argv), dict(state.run.env), wanted=self._may_prestart())
+            drive = self._agent_drive(state, spare)
+        try:
+            if drive.result is None:
+                drive.result = state.test_loop.run(drive.body)
+            ctx, result = drive.data, drive.result
+            ctx.finish()
+        finally:
+            drive.cleanup()
+        if result.auth_blocked:  # what came before is judged; the rest of the scenario is skipped, not failed
+            result.skipped, result.error = result.auth_blocked, None
+        contact = first_contact(state, ctx.frames, result)
+        findings = ctx.findings
+        if contact is not None:  # not an ACP program, or a v1 agent: judging v2 rules on it is only noise
+            findings = [f for f in findings if contact.kind == NOT_V2 and f.rule in V1_KEEP]
+        return self._facts(state, findings, result, ctx, contact, target_may_decline=True)
+
+    def _may_prestart(self) -> bool:
+        return self.scenario.options.get("prestart", True) is not False
+
+    def runs_alone(self) -> bool:
+        """Nothing runs beside this scenario: it must see its target start with it, or its verdict hangs on timing."""
+        return not self._may_prestart() or self.scenario.options.get("run_ahead", True) is False
+
+    def _upcoming(self, state: SuiteState):
+        """The tests known to come next that may run beside this one (run_ahead.py), cut before one that runs alone."""
+        if self.runs_alone():
+            return []
+        if hasattr(self.config, "workerinput"):  # an xdist worker knows only its next test
+            nxt = state.run_ahead.nextitem
+            following = [nxt] if nxt is not None else []
+        else:
+            items = self.session.items
+            try:
+                i = items.index(self)
+            except ValueError:
+                return []
+            following = items[i + 1:i + 1 + state.run_ahead.depth]
+        out = []
+        for item in following:
+            if not isinstance(item, ScenarioItem) or item.runs_alone():
+                break
+            out.append((item.nodeid, lambda item=item: item._agent_drive(state)))
+        return out
+
+    def _agent_drive(self, state: SuiteState, spare=None):
+        """This scenario's run against a target of its own (``spare``'s, or one it starts), its monitors fed as
+        the frames come; judged by _run_agent."""
         from ..rules.monitors import ALL_MONITORS
+        from ..scenarios.run_ahead import Drive
         from ..scenarios.runner import Runner, TargetSpec
         r = state.run
         ctx = self._context(state, ALL_MONITORS)
@@ -91,24 +146,10 @@ class ScenarioItem(JudgedItem):
             return str(v) if v else None
 
         settings = self._run_settings(state, validate_sent=validate_sent, auth_method=r.auth_method)
-        loop = state.test_loop  # runs the test; its spare is this test's process, started during the last one
-        spare = loop.take(list(r.argv), dict(r.env), wanted=self.scenario.options.get("prestart", True))
         tmp = None if r.cwd else str(spare.workdir) if spare else tempfile.mkdtemp(prefix="acp-conformance-")
-        try:
-            runner = Runner(self.scenario, TargetSpec(list(r.argv), dict(r.env)), settings, Path(r.cwd or tmp),
-                            listeners=[ctx.feed], started=spare.transport if spare else None)
-            result = loop.run(runner.run)
-            ctx.finish()
-        finally:
-            if tmp:
-                shutil.rmtree(tmp, ignore_errors=True)
-        if result.auth_blocked:  # what came before is judged; the rest of the scenario is skipped, not failed
-            result.skipped, result.error = result.auth_blocked, None
-        contact = first_contact(state, ctx.frames, result)
-        findings = ctx.findings
-        if contact is not None:  # not an ACP program, or a v1 agent: judging v2 rules on it is only noise
-            findings = [f for f in findings if contact.kind == NOT_V2 and f.rule in V1_KEEP]
-        return self._facts(state, findings, result, ctx, contact, target_may_decline=True)
+        runner = Runner(self.scenario, TargetSpec(list(r.argv), dict(r.env)), settings, Path(r.cwd or tmp),
+                        listeners=[ctx.feed], started=spare.transport if spare else None)
+        return Drive(runner.run, lambda: tmp and shutil.rmtree(tmp, ignore_errors=True), ctx)
 
     def _run_client(self, state: SuiteState) -> RunFacts:
         """The suite plays the agent: the scripted agent reacts to the client, the client monitors judge."""

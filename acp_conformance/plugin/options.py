@@ -95,8 +95,10 @@ def add_options(parser: pytest.Parser) -> None:
     from ..fuzz.options import add_options as add_fuzz_options
     from ..report.options import add_options as add_report_options
     from ..scenarios.prestart import add_options as add_prestart_options
+    from ..scenarios.run_ahead import add_options as add_run_ahead_options
     add_report_options(g)
     add_prestart_options(g)
+    add_run_ahead_options(g)
     add_fuzz_options(g)
 
 

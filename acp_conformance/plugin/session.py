@@ -50,6 +50,12 @@ class ConformanceRun:
             items[:] = keep
 
     # -- running ------------------------------------------------------------------------------------
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem):
+        if self.state.run_ahead is not None:  # what an xdist worker knows of what comes next (run_ahead.py)
+            self.state.run_ahead.nextitem = nextitem
+        return (yield)
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
         if self.state.guard is not None:
@@ -100,6 +106,8 @@ class ConformanceRun:
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         # the very last line of the run is the verdict (pytest's own counts come just before it)
         state = self.state
+        if state.run_ahead is not None:
+            state.run_ahead.close()  # the drives no test took (an interrupted or stopped run)
         if state.test_loop is not None:
             state.test_loop.close()  # the spare no test took
         if state.guard is not None:

@@ -41,6 +41,7 @@ class SuiteState:
     validator: Any = None  # compiled once per process, reused by every test
     guard: Any = None  # the SignalGuard of the run (interruption.py)
     test_loop: Any = None  # runs the agent tests, with the next test's process started ahead (prestart.py)
+    run_ahead: Any = None  # the next tests' drives beside the current one (run_ahead.py)
     verdict: Any = None  # the run's Verdict, once judged (controller)
 
     @property

@@ -69,6 +69,11 @@ class TestLoop:
         self.used = 0  # spares a test took
         self.died = 0  # spares that died before a test could take them (prestarting then stops)
 
+    @property
+    def one_loop(self) -> bool:
+        """The process's tests run on one event loop (what lets drives run beside each other: run_ahead.py)."""
+        return self._runner is not None
+
     def run(self, fn: Callable[[], Awaitable[Any]]) -> Any:
         if self._runner is None:
             return anyio.run(fn)

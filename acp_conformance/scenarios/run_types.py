@@ -68,6 +68,7 @@ class RunResult:
     endings: list[str] = field(default_factory=list)  # how each connection ended
     agent_init: dict[str, Any] | None = None  # the initialize result, if any
     auth_blocked: str | None = None  # the scenario stopped at authentication (also in error); see AuthBlocked
+    target_gone: bool = False  # the steps stopped because the target would not start or went away (run_ahead.py)
 
     def __repr__(self) -> str:
         return f"RunResult({self.transcript!r}, error={self.error!r}, skipped={self.skipped!r})"

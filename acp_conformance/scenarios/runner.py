@@ -114,6 +114,7 @@ class Runner(SetupSteps, SendSteps, AwaitSteps, TargetRequests):
             try:
                 await transport.spawn()
             except TargetError as e:
+                self.result.target_gone = True
                 raise ScenarioAbort(str(e)) from None
         self.transport, self.peer = transport, peer
         self._first_response_pending = True
@@ -161,6 +162,7 @@ class Runner(SetupSteps, SendSteps, AwaitSteps, TargetRequests):
         elif isinstance(e, (WaitTimeout, TargetGone, TargetClosed)):
             self.transcript.event(EV_TIMEOUT if isinstance(e, WaitTimeout) else EV_NOTE, what=str(e))
             self.result.error = str(e)
+            self.result.target_gone = not isinstance(e, WaitTimeout)
             if self.result.error_kind is None and isinstance(e, WaitTimeout):
                 self.result.error_kind = "timeout"
             self._blocked_by_auth()
