@@ -11,7 +11,8 @@
 4. With --whole: the realistic cases, in the same run: the whole bundled agent suite against the
    reference agent with its default simulated work and against the TypeScript and Python SDK interop
    agents (when tests/interop/install.sh has installed them), each serial and with -n 2, beside the
-   floor for each (the prompt lifecycle of 1 through a raw stdio driver against that same agent).
+   floor for each (the prompt lifecycle of 1 through a raw stdio driver against that same agent), each with
+   the --acp-run-ahead values of --run-ahead (default 0,2: ratios and rule verdicts beside the first).
 Timings are medians of a few repetitions; the ratio is what to quote, since the machine is shared.
 """
 
@@ -40,7 +41,7 @@ sys.path.insert(0, str(ROOT))
 AGENT = [sys.executable, "-m", "acp_conformance.reference.agent"]
 
 
-INTEROP = ROOT / "tests" / "interop"
+INTEROP = Path(os.environ.get("ACP_INTEROP_DIR") or ROOT / "tests" / "interop")  # where install.sh put the agents
 TARGETS = {
     "reference": AGENT,
     "typescript": ["node", str(INTEROP / "ts" / "agent.mjs")],
@@ -231,10 +232,11 @@ def _feed_frames(n: int, trace: bool) -> tuple[float, float]:
 
 
 def whole_suite(agent: list[str], workers: int, before: Path | None = None,
-                keep: Path | None = None) -> tuple[float, str, dict]:
+                keep: Path | None = None, run_ahead: int | None = None) -> tuple[float, str, dict]:
     """(seconds, pytest's summary line, rule -> status) for the whole bundled agent suite against ``agent``;
     ``before``: a checkout of another revision of the project, run instead of this one (put first on
-    PYTHONPATH); ``keep``: where the report and transcripts go (else a temporary directory)."""
+    PYTHONPATH); ``keep``: where the report and transcripts go (else a temporary directory); ``run_ahead``: the
+    --acp-run-ahead value (None: the default)."""
     env = dict(os.environ)
     if before is not None:
         env["PYTHONPATH"] = os.pathsep.join([str(before)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
@@ -242,6 +244,8 @@ def whole_suite(agent: list[str], workers: int, before: Path | None = None,
         reports = keep or Path(d) / "reports"
         cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", str(workers),
                f"--agent-cmd={' '.join(agent)}", f"--acp-report-dir={reports}", "--acp-startup-timeout=60"]
+        if run_ahead is not None:
+            cmd.append(f"--acp-run-ahead={run_ahead}")
         t0 = time.perf_counter()
         out = subprocess.run(cmd, cwd=d, capture_output=True, text=True, env=env)
         dt = time.perf_counter() - t0
@@ -253,7 +257,11 @@ def whole_suite(agent: list[str], workers: int, before: Path | None = None,
     return dt, (lines[-1].strip("= ") if lines else f"exit {out.returncode}"), rules
 
 
-def realistic(prompts: int, names: list[str], workers_list: list[int], before: Path | None = None) -> None:
+def realistic(prompts: int, names: list[str], workers_list: list[int], before: Path | None = None,
+              aheads: list[int] | None = None) -> None:
+    """Each target, each -n, each --acp-run-ahead K (``aheads``; the first is the base the others are compared
+    with: time ratio and rule verdicts), beside the floor of that run's own exchanges."""
+    aheads = aheads or [None]
     for name in names:
         agent = TARGETS[name]
         if not installed(name):
@@ -265,19 +273,31 @@ def realistic(prompts: int, names: list[str], workers_list: list[int], before: P
         print(f"{name}: prompt lifecycle of {prompts}: raw {raw:.3f} s, suite {suite:.3f} s, "
               f"ratio {suite / raw:.2f} (target <= 1.3)", flush=True)
         for workers in workers_list:
-            with tempfile.TemporaryDirectory() as keep:
-                dt, summary, rules = whole_suite(agent, workers, keep=Path(keep))
-                floor = replay_floor(Path(keep) / "transcripts", agent, max(workers, 1))
-            print(f"{name}: whole agent suite, -n {workers}: {dt:6.1f} s  ({summary}); floor (the same "
-                  f"exchanges replayed by a raw stdio script) {floor:6.1f} s: ratio {dt / floor:.2f}", flush=True)
+            base: tuple[float, dict] | None = None
+            for k in aheads:
+                with tempfile.TemporaryDirectory() as keep:
+                    dt, summary, rules = whole_suite(agent, workers, keep=Path(keep), run_ahead=k)
+                    floor = replay_floor(Path(keep) / "transcripts", agent, max(workers, 1))
+                vs = ""
+                if base is None:
+                    base = (dt, rules)
+                else:
+                    vs = f"; / run-ahead {aheads[0]}: {dt / base[0]:.2f}, {_same(base[1], rules)}"
+                ka = "default" if k is None else k
+                print(f"{name}: whole agent suite, -n {workers}, run-ahead {ka}: {dt:6.1f} s  ({summary}); floor "
+                      f"(the same exchanges replayed by a raw stdio script) {floor:6.1f} s: ratio {dt / floor:.2f}"
+                      f"{vs}", flush=True)
             if before is not None:
                 bdt, bsummary, brules = whole_suite(agent, workers, before=before)
-                same = "identical rule verdicts" if brules == rules else (
-                    "rule verdicts differ: " + ", ".join(f"{r} {brules.get(r)} -> {rules.get(r)}"
-                                                         for r in sorted(set(rules) | set(brules))
-                                                         if rules.get(r) != brules.get(r)))
                 print(f"{name}: before ({before}), -n {workers}: {bdt:6.1f} s  ({bsummary}); "
-                      f"now / before {dt / bdt:.2f}; {same}", flush=True)
+                      f"now / before {base[0] / bdt:.2f}; {_same(brules, base[1])}", flush=True)
+
+
+def _same(a: dict, b: dict) -> str:
+    if a == b:
+        return "identical rule verdicts"
+    return "rule verdicts differ: " + ", ".join(f"{r} {a.get(r)} -> {b.get(r)}" for r in sorted(set(a) | set(b))
+                                               if a.get(r) != b.get(r))
 
 
 def replay_floor(transcripts: Path, agent: list[str], workers: int = 1) -> float:
@@ -400,15 +420,19 @@ def main() -> int:
     ap.add_argument("--whole-only", action="store_true", help="only the realistic cases")
     ap.add_argument("--targets", default=",".join(TARGETS), help="realistic targets, comma-separated")
     ap.add_argument("--workers", default="0,2", help="-n values for the whole-suite runs, comma-separated")
+    ap.add_argument("--run-ahead", default="0,2", metavar="K,K",
+                    help="--acp-run-ahead values for the whole-suite runs, comma-separated (the first is the base)")
     ap.add_argument("--before", type=Path, default=None, metavar="DIR",
                     help="a checkout of another revision (git worktree add DIR REV): its whole-suite times and "
                          "verdicts beside these, in the same run")
     a = ap.parse_args()
-    if a.before is not None and not (a.before / "acp_conformance" / "plugin.py").is_file():
-        ap.error(f"--before: {a.before} is not a checkout of this project (no acp_conformance/plugin.py)")
+    if a.before is not None and not (a.before / "acp_conformance" / "plugin").exists() \
+            and not (a.before / "acp_conformance" / "plugin.py").is_file():
+        ap.error(f"--before: {a.before} is not a checkout of this project (no acp_conformance/plugin)")
     if a.whole or a.whole_only:
         realistic(min(a.prompts, 10), [t for t in a.targets.split(",") if t],
-                  [int(w) for w in a.workers.split(",") if w], a.before)
+                  [int(w) for w in a.workers.split(",") if w], a.before,
+                  [int(k) for k in a.run_ahead.split(",") if k])
         if a.whole_only:
             return 0
     with tempfile.TemporaryDirectory() as d:
