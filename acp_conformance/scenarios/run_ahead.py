@@ -53,6 +53,7 @@ class Drive:
     cleanup: Callable[[], None]
     data: Any = None
     ahead: bool = False  # started before its own test began
+    again: bool = False  # driven again in place: its drive ahead lost its target
     task: asyncio.Task | None = None
     result: Any = None
     started: float = 0.0
@@ -112,6 +113,7 @@ class RunAhead:
             self.turn_off("a target driven beside another died or would not start")
             drive.cleanup()
             drive = make()  # driven again, alone: what a target that cannot run twice at once does then
+            drive.again = True
             self._wait(drive)
         elif drive.ahead:
             self.ahead += 1

@@ -1,0 +1,166 @@
+"""Run ahead (scenarios/run_ahead.py): the next tests' drives run beside the current one and each is judged when
+pytest reaches it. The drives really run at once (shown by drives that can only end together, never by timing), a
+drive whose target died is driven again in place and turns running ahead off, close() cancels what no test took,
+and a suite subset gives the same rule verdicts with and without running ahead (reference agent, mutants)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from acp_conformance.scenarios.prestart import TestLoop
+from acp_conformance.scenarios.run_ahead import Drive, RunAhead
+
+from suite_run import REFERENCE_AGENT, mutant_cmd, run_suite
+
+pytestmark = pytest.mark.skipif(sys.version_info < (3, 11), reason="run-ahead needs asyncio.Runner (Python 3.11+)")
+
+
+class Result:
+    def __init__(self, gone: bool = False):
+        self.target_gone = gone
+
+
+class Log:
+    def __init__(self):
+        self.events: list[str] = []
+        self.gates: dict[str, asyncio.Event] = {}
+
+    def gate(self, name: str) -> asyncio.Event:
+        return self.gates.setdefault(name, asyncio.Event())
+
+    def drive(self, name: str, waits_for: str | None = None, gone: bool = False) -> Drive:
+        """A drive that opens its own gate when it starts, then waits for ``waits_for``'s gate: it can end only if
+        that drive runs beside it."""
+        async def body():
+            self.events.append(f"start {name}")
+            self.gate(name).set()
+            if waits_for is not None:
+                await self.gate(waits_for).wait()
+            self.events.append(f"end {name}")
+            return Result(gone)
+        return Drive(body, lambda: self.events.append(f"cleanup {name}"))
+
+
+def test_the_next_drives_run_beside_the_current_one_and_are_taken_by_their_tests():
+    loop, log = TestLoop(enabled=True), Log()
+    ahead = RunAhead(loop, 2)
+    try:
+        # a waits for c's start: it ends only because c, two tests ahead, runs beside it
+        a = ahead.drive("a", lambda: log.drive("a", waits_for="c"),
+                        [("b", lambda: log.drive("b")), ("c", lambda: log.drive("c")), ("d", lambda: log.drive("d"))])
+        assert a.result is not None and not a.ahead
+        assert "start d" not in log.events  # the window is 2 deep
+        b = ahead.drive("b", lambda: pytest.fail("b was driven again"), [("c", None), ("d", lambda: log.drive("d"))])
+        assert b.ahead and b.result is not None and ahead.ahead == 1
+        c = ahead.drive("c", lambda: pytest.fail("c was driven again"), [])
+        d = ahead.drive("d", lambda: pytest.fail("d was driven again"), [])
+        assert c.ahead and d.ahead and ahead.ahead == 3
+    finally:
+        ahead.close()
+        loop.close()
+
+
+def test_a_drive_ahead_whose_target_died_is_driven_again_in_place_and_running_ahead_stops():
+    loop, log = TestLoop(enabled=True), Log()
+    ahead = RunAhead(loop, 2)
+    made = []
+
+    def fresh(name):
+        made.append(name)
+        return log.drive(name)
+    try:
+        ahead.drive("a", lambda: fresh("a"), [("b", lambda: log.drive("b", gone=True)),
+                                               ("c", lambda: log.drive("c", waits_for="never"))])
+        b = ahead.drive("b", lambda: fresh("b"), [])
+        assert not b.ahead and b.again and made == ["a", "b"] and not b.result.target_gone  # driven again, alone
+        assert not ahead.on and ahead.off_reason
+        assert "cleanup b" in log.events and "cleanup c" in log.events  # c, in flight, was cancelled
+        assert "end c" not in log.events
+        c = ahead.drive("c", lambda: fresh("c"), [("d", lambda: pytest.fail("started while off"))])
+        assert not c.ahead and made == ["a", "b", "c"]
+    finally:
+        ahead.close()
+        loop.close()
+
+
+def test_close_cancels_the_drives_no_test_took():
+    loop, log = TestLoop(enabled=True), Log()
+    ahead = RunAhead(loop, 1)
+    try:
+        ahead.drive("a", lambda: log.drive("a", waits_for="b"), [("b", lambda: log.drive("b", waits_for="never"))])
+    finally:
+        ahead.close()
+        loop.close()
+    assert "start b" in log.events and "end b" not in log.events and "cleanup b" in log.events
+
+
+def test_off_without_one_loop():
+    assert not RunAhead(TestLoop(enabled=False), 2).on
+
+
+# -- the same verdicts, with and without running ahead, on a suite subset -----------------------------------------
+
+SUBSET = "--acp-rules=SESSION-001,SESSION-010,PROMPT-001,INIT-001"
+
+
+def _statuses(r) -> dict[str, str]:
+    assert r.report is not None, r.output[-3000:]
+    return {x["id"]: x["status"] for x in r.report["rules"]}
+
+
+def _drives(junit: Path) -> dict[str, str]:
+    """scenario -> its "drive" property (where "ahead" says it ran before its test began)."""
+    out = {}
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        props = {p.get("name"): p.get("value") for p in case.iter("property")}
+        if "drive" in props:
+            out[props["scenario"]] = props["drive"]
+    return out
+
+
+@pytest.mark.parametrize("agent", [REFERENCE_AGENT, mutant_cmd("session-010")], ids=["reference", "session-010"])
+def test_a_suite_subset_gives_the_same_verdicts_with_and_without_running_ahead(agent, tmp_path):
+    one = run_suite(agent, tmp_path / "one", SUBSET, "--acp-run-ahead=0")
+    three = run_suite(agent, tmp_path / "three", SUBSET, "--acp-run-ahead=3")
+    assert three.returncode == one.returncode, three.output[-3000:]
+    assert _statuses(three) == _statuses(one)
+    if agent != REFERENCE_AGENT:  # the mutant is caught either way
+        assert _statuses(one)["SESSION-010"] in ("fail", "warn"), one.output[-3000:]
+    drives = _drives(three.junit)
+    assert any("ahead" in v for v in drives.values()), drives  # it did run ahead
+    assert not any("ahead" in v for v in _drives(one.junit).values())
+
+
+def test_a_target_that_dies_is_driven_again_in_place_with_the_same_verdicts(tmp_path):
+    rules = "--acp-rules=PROMPT-001,RESUME-002,ERR-001"
+    fast = ("--acp-timeout=2", "--acp-startup-timeout=5", "--acp-test-timeout=20")
+    one = run_suite(mutant_cmd("exit-mid-turn"), tmp_path / "one", rules, *fast, "--acp-run-ahead=0", timeout=240)
+    three = run_suite(mutant_cmd("exit-mid-turn"), tmp_path / "three", rules, *fast, "--acp-run-ahead=3",
+                      timeout=240)
+    assert three.returncode == one.returncode == 1, three.output[-3000:]
+    assert _statuses(three) == _statuses(one)
+    assert any("driven again alone" in v for v in _drives(three.junit).values()), _drives(three.junit)
+
+
+def test_a_scenario_that_runs_alone_has_nothing_beside_it(tmp_path):
+    (tmp_path / "s").mkdir()
+    plain = "    rules: [PROMPT-001]\n    steps:\n      - initialize: {}\n      - new_session: {save: s}\n" \
+            "      - prompt: {session: $s}\n"
+    (tmp_path / "s" / "alone.yaml").write_text(
+        "scenarios:\n"
+        + "".join(f"  - name: before-{i}\n{plain}" for i in range(2))
+        + f"  - name: alone\n    options: {{run_ahead: false}}\n{plain}"
+        + "".join(f"  - name: after-{i}\n{plain}" for i in range(2)))
+    r = run_suite(REFERENCE_AGENT, tmp_path / "run", f"--acp-scenarios={tmp_path / 's'}", "--acp-no-bundled",
+                  "--acp-run-ahead=3")
+    assert "5 passed" in r.output, r.output[-3000:]
+    drives = _drives(r.junit)
+    assert "ahead" in drives["before-1"], drives  # driven beside before-0
+    # not started beside before-1, and nothing was started beside it: after-0 starts when its test does
+    assert "ahead" not in drives["alone"] and "ahead" not in drives["after-0"], drives
+    assert "ahead" in drives["after-1"], drives
