@@ -99,6 +99,22 @@ def test_close_cancels_the_drives_no_test_took():
     assert "start b" in log.events and "end b" not in log.events and "cleanup b" in log.events
 
 
+def test_a_rerun_runs_alone_once_the_drives_ahead_have_ended():
+    loop, log = TestLoop(enabled=True), Log()
+    ahead = RunAhead(loop, 1)
+    try:
+        ahead.drive("a", lambda: log.drive("a"), [("b", lambda: log.drive("b", waits_for="a2"))])
+        log.gate("a2").set()  # (b can end now; a gate, not a clock)
+        log.events.clear()
+        again = ahead.drive("a", lambda: log.drive("a2"), [("c", lambda: pytest.fail("started beside a rerun"))])
+        assert not again.ahead and log.events.index("end b") < log.events.index("start a2")
+        b = ahead.drive("b", lambda: pytest.fail("b was driven again"), [])
+        assert b.ahead
+    finally:
+        ahead.close()
+        loop.close()
+
+
 def test_off_without_one_loop():
     assert not RunAhead(TestLoop(enabled=False), 2).on
 

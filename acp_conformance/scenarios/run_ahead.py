@@ -8,7 +8,8 @@ are unchanged: pytest reaches each test in turn, which waits for the rest of its
 What runs ahead is what is known to come next: in a serial run the next K tests in pytest's order; in an xdist
 worker only the next test (pytest's ``nextitem``). The window stops before anything that must run alone: a fuzz
 test, a test of another kind, a scenario with ``options: {prestart: false}`` or ``{run_ahead: false}`` (a scenario
-whose verdict depends on timing: the cancel windows, for one); such a test also runs with nothing beside it.
+whose verdict depends on timing: the cancel windows, for one); such a test also runs with nothing beside it, as
+does a rerun (``--acp-rerun-failures``: the drives in flight end first).
 
 The care for targets that cannot run twice at once: a drive that ran ahead and whose target died or would not
 start (``RunResult.target_gone``) is driven again in place, alone, and running ahead is off for the rest of the
@@ -88,6 +89,7 @@ class RunAhead:
         self.loop = loop
         self.depth = depth if loop.one_loop else 0  # drives beside each other need the process's one loop
         self._drives: dict[str, Drive] = {}
+        self._driven: set[str] = set()  # the tests driven so far (a second drive of one is a rerun)
         self.nextitem: Any = None  # the test pytest runs next (what an xdist worker knows of its order)
         self.ahead = 0  # drives that ran ahead and were judged
         self.off_reason: str | None = None
@@ -99,10 +101,14 @@ class RunAhead:
     def drive(self, key: str, make: Callable[[], Drive], upcoming: Upcoming) -> Drive:
         """Drive test ``key`` to its end (started ahead, or now) while the drives of ``upcoming`` (cut by the
         caller before anything that must run alone; the first ``depth`` of it) run beside it. Returns its Drive."""
+        rerun = key in self._driven  # --acp-rerun-failures runs a failed test again, alone
+        self._driven.add(key)
+        if rerun and self._drives:
+            self.loop.run(self._settle)  # the drives ahead end first (their tests take their results later)
         drive = self._drives.pop(key, None)
         if drive is None:
             drive = make()
-        if self.on:
+        if self.on and not rerun:
             for k, m in upcoming[:self.depth]:
                 if k not in self._drives:
                     d = m()
@@ -136,6 +142,11 @@ class RunAhead:
         drive.start()
         assert drive.task is not None
         await asyncio.shield(drive.task)  # an interruption cancels this wait; close() cancels the drive
+
+    async def _settle(self) -> None:
+        for d in self._drives.values():
+            d.start()
+        await asyncio.gather(*(asyncio.shield(d.task) for d in self._drives.values() if d.task is not None))
 
     def turn_off(self, why: str) -> None:
         """No more drives beside each other in this run; those in flight are cancelled (their tests drive in place)."""
