@@ -11,8 +11,8 @@ test, a test of another kind, a scenario with ``options: {prestart: false}`` or 
 whose verdict depends on timing: the cancel windows, for one); such a test also runs with nothing beside it, as
 does a rerun (``--acp-rerun-failures``: the drives in flight end first).
 
-The care for targets that cannot run twice at once: a drive that ran ahead and whose target died or would not
-start (``RunResult.target_gone``) is driven again in place, alone, and running ahead is off for the rest of the
+The care for targets that cannot run twice at once: a drive that ran beside another and whose target died or would
+not start (``RunResult.target_gone``) is driven again in place, alone, and running ahead is off for the rest of the
 run (the drives then in flight are cancelled; their tests are driven in place). A signal's sweep kills every
 target (they are registered like any other); ``close`` cancels the drives in flight and removes their directories.
 """
@@ -53,7 +53,7 @@ class Drive:
     body: Callable[[], Awaitable[Any]]
     cleanup: Callable[[], None]
     data: Any = None
-    ahead: bool = False  # started before its own test began
+    ahead: bool = False  # started before its own test began (so it ran beside another)
     again: bool = False  # driven again in place: its drive ahead lost its target
     task: asyncio.Task | None = None
     result: Any = None
@@ -114,8 +114,9 @@ class RunAhead:
                     d = m()
                     d.ahead = True
                     self._drives[k] = d
+        beside = drive.ahead or bool(self._drives)  # other targets ran while this one did
         self._wait(drive)
-        if drive.ahead and getattr(drive.result, "target_gone", False) and self.off_reason is None:
+        if beside and getattr(drive.result, "target_gone", False) and self.off_reason is None:
             self.turn_off("a target driven beside another died or would not start")
             drive.cleanup()
             drive = make()  # driven again, alone: what a target that cannot run twice at once does then
@@ -146,7 +147,8 @@ class RunAhead:
     async def _settle(self) -> None:
         for d in self._drives.values():
             d.start()
-        await asyncio.gather(*(asyncio.shield(d.task) for d in self._drives.values() if d.task is not None))
+        await asyncio.gather(*(asyncio.shield(d.task) for d in self._drives.values() if d.task is not None),
+                             return_exceptions=True)
 
     def turn_off(self, why: str) -> None:
         """No more drives beside each other in this run; those in flight are cancelled (their tests drive in place)."""
