@@ -92,7 +92,8 @@ class SessionUpdateMonitor(ConnMonitor):
         if a == b or not b.startswith(a.rstrip("/") + "/"):
             return
         self.inner_session = True
-        paths = [x.get("path") for x in upd.get("locations") or [] if isinstance(x, dict)]
+        locs = upd.get("locations")  # not an array: a schema failure (UPDATE-002), no path to judge here
+        paths = [x.get("path") for x in locs if isinstance(x, dict)] if isinstance(locs, (list, dict, str)) else []
         if upd.get("sessionUpdate") == "terminal_update" and upd.get("cwd") is not None:
             paths.append(upd.get("cwd"))
         for path in paths:
