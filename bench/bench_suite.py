@@ -12,7 +12,7 @@
    reference agent with its default simulated work and against the TypeScript and Python SDK interop
    agents (when tests/interop/install.sh has installed them), each serial and with -n 2, beside the
    floor for each (the prompt lifecycle of 1 through a raw stdio driver against that same agent), each with
-   the --acp-run-ahead values of --run-ahead (default 0,2: ratios and rule verdicts beside the first).
+   the --acp-run-ahead values of --run-ahead (default 0,5: ratios and rule verdicts beside the first).
 Timings are medians of a few repetitions; the ratio is what to quote, since the machine is shared.
 """
 
@@ -420,7 +420,7 @@ def main() -> int:
     ap.add_argument("--whole-only", action="store_true", help="only the realistic cases")
     ap.add_argument("--targets", default=",".join(TARGETS), help="realistic targets, comma-separated")
     ap.add_argument("--workers", default="0,2", help="-n values for the whole-suite runs, comma-separated")
-    ap.add_argument("--run-ahead", default="0,2", metavar="K,K",
+    ap.add_argument("--run-ahead", default="0,5", metavar="K,K",
                     help="--acp-run-ahead values for the whole-suite runs, comma-separated (the first is the base)")
     ap.add_argument("--before", type=Path, default=None, metavar="DIR",
                     help="a checkout of another revision (git worktree add DIR REV): its whole-suite times and "

@@ -21,8 +21,10 @@ pytestmark = pytest.mark.skipif(sys.version_info < (3, 11), reason="run-ahead ne
 
 
 class Result:
-    def __init__(self, gone: bool = False):
+    def __init__(self, gone: bool = False, timed_out: bool = False):
         self.target_gone = gone
+        self.error_kind = "timeout" if timed_out else None
+        self.error = None
 
 
 class Log:
@@ -33,7 +35,7 @@ class Log:
     def gate(self, name: str) -> asyncio.Event:
         return self.gates.setdefault(name, asyncio.Event())
 
-    def drive(self, name: str, waits_for: str | None = None, gone: bool = False) -> Drive:
+    def drive(self, name: str, waits_for: str | None = None, gone: bool = False, late: bool = False) -> Drive:
         """A drive that opens its own gate when it starts, then waits for ``waits_for``'s gate: it can end only if
         that drive runs beside it."""
         async def body():
@@ -42,7 +44,7 @@ class Log:
             if waits_for is not None:
                 await self.gate(waits_for).wait()
             self.events.append(f"end {name}")
-            return Result(gone)
+            return Result(gone, late)
         return Drive(body, lambda: self.events.append(f"cleanup {name}"))
 
 
@@ -83,6 +85,22 @@ def test_a_drive_ahead_whose_target_died_is_driven_again_in_place_and_running_ah
         assert "end c" not in log.events
         c = ahead.drive("c", lambda: fresh("c"), [("d", lambda: pytest.fail("started while off"))])
         assert not c.ahead and made == ["a", "b", "c"]
+    finally:
+        ahead.close()
+        loop.close()
+
+
+def test_a_drive_beside_others_that_timed_out_is_driven_again_alone_and_running_ahead_goes_on():
+    loop, log = TestLoop(enabled=True), Log()
+    ahead = RunAhead(loop, 1)
+    try:
+        ahead.drive("a", lambda: log.drive("a"), [("b", lambda: log.drive("b", late=True))])
+        log.events.clear()
+        b = ahead.drive("b", lambda: log.drive("b2"), [("c", lambda: log.drive("c"))])
+        assert b.again and "timed out" in b.why and b.result.error_kind is None and ahead.on
+        assert log.events.index("end c") < log.events.index("start b2")  # alone: c, ahead, ended first
+        c = ahead.drive("c", lambda: pytest.fail("c was driven again"), [])
+        assert c.ahead and ahead.again == 1
     finally:
         ahead.close()
         loop.close()

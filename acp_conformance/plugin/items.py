@@ -84,7 +84,7 @@ class ScenarioItem(JudgedItem):
         if ahead is not None and ahead.on:  # the next tests' drives run beside this one (run_ahead.py)
             drive = ahead.drive(self.nodeid, lambda: self._agent_drive(state), self._upcoming(state))
             how = (f", ahead {drive.seconds - drive.waited:.2f} s" if drive.ahead else
-                   f", driven again alone ({ahead.off_reason}; no more running ahead in this run)" if drive.again else "")
+                   f", driven again alone ({drive.why})" if drive.again else "")
             self.user_properties.append(("drive", f"{drive.seconds:.2f} s{how}"))  # its own time, beside pytest's
         else:  # its spare is this test's process, started during the last one (prestart.py)
             spare = state.test_loop.take(list(state.run.argv), dict(state.run.env), wanted=self._may_prestart())
