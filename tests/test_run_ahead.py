@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from acp_conformance.scenarios.prestart import TestLoop
-from acp_conformance.scenarios.run_ahead import Drive, RunAhead
+from acp_conformance.scenarios.run_ahead import LATE_LIMIT, Drive, RunAhead
 
 from suite_run import REFERENCE_AGENT, mutant_cmd, run_suite
 
@@ -101,6 +101,23 @@ def test_a_drive_beside_others_that_timed_out_is_driven_again_alone_and_running_
         assert log.events.index("end c") < log.events.index("start b2")  # alone: c, ahead, ended first
         c = ahead.drive("c", lambda: pytest.fail("c was driven again"), [])
         assert c.ahead and ahead.again == 1
+    finally:
+        ahead.close()
+        loop.close()
+
+
+def test_a_target_that_keeps_timing_out_alone_turns_running_ahead_off():
+    loop, log = TestLoop(enabled=True), Log()
+    ahead = RunAhead(loop, 1)
+    names = [f"t{i}" for i in range(5)]
+    try:
+        for i, name in enumerate(names):
+            nxt = names[i + 1:i + 2]
+            ahead.drive(name, lambda: log.drive("again", late=True),
+                        [(n, lambda n=n: log.drive(n, late=True)) for n in nxt])
+            if i < LATE_LIMIT - 1:
+                assert ahead.on
+        assert not ahead.on and ahead.late == LATE_LIMIT and "timed out also alone" in ahead.off_reason
     finally:
         ahead.close()
         loop.close()

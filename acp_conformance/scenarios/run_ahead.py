@@ -15,7 +15,8 @@ The care for targets that cannot run twice at once: a drive that ran beside anot
 not start (``RunResult.target_gone``) is driven again in place, alone, and running ahead is off for the rest of the
 run (the drives then in flight are cancelled; their tests are driven in place). A drive beside others that ended
 on a timeout (``--acp-timeout``, ``--acp-test-timeout``: the extra load may have made the target late) is driven
-again alone, once the drives ahead have ended, and its verdict is the one of that drive. A signal's sweep kills every
+again alone, once the drives ahead have ended, and its verdict is the one of that drive; after LATE_LIMIT tests
+that timed out also alone (a target that hangs), the rest of the run goes one test at a time. A signal's sweep kills every
 target (they are registered like any other); ``close`` cancels the drives in flight and removes their directories.
 """
 
@@ -30,6 +31,7 @@ from typing import Any, Awaitable, Callable
 from .prestart import TestLoop
 
 DEFAULT_DEPTH = 5  # bench_suite.py, serial: 5 ahead took 0.66 (reference) and 0.80 (TypeScript) of the time of 2
+LATE_LIMIT = 3  # tests that timed out also alone before running ahead stops (a silent or hanging target)
 CLOSE_WAIT = 10.0  # s: cancelled drives shut their targets down (the ladder's grace) within this
 
 
@@ -102,6 +104,7 @@ class RunAhead:
         self.nextitem: Any = None  # the test pytest runs next (what an xdist worker knows of its order)
         self.ahead = 0  # drives that ran ahead and were judged
         self.again = 0  # drives done again alone
+        self.late = 0  # drives that timed out beside others and again alone
         self.off_reason: str | None = None
 
     @property
@@ -131,6 +134,10 @@ class RunAhead:
             drive = self._again(drive, make, self.off_reason)  # what a target that cannot run twice at once needs
         elif beside and _timed_out(drive.result):
             drive = self._again(drive, make, "it timed out beside other tests")  # the load may have made it late
+            if _timed_out(drive.result):  # late alone too: the target's own time, not the load's
+                self.late += 1
+                if self.late >= LATE_LIMIT:  # every timeout would cost twice: run the rest one at a time
+                    self.turn_off(f"{LATE_LIMIT} tests timed out also alone: no more running ahead in this run")
         elif drive.ahead:
             self.ahead += 1
         return drive
