@@ -99,10 +99,18 @@ def test_every_checked_rule_has_a_mutant_or_a_reason():
     assert set(NO_MUTANT) <= set(RULES_CHECKED), sorted(set(NO_MUTANT) - set(RULES_CHECKED))
 
 
-def test_each_agent_mutant_lives_in_the_module_of_its_rule_area():
-    """tests/mutants/<area>.py holds the mutants of that catalog area (hostile.py: agents that break no rule
-    of their own), so a rule's mutant is found from its ID."""
-    flagged, unflagged = load_mutants(ROOT / "tests/mutants/agent_mutants.py")
+# the prefix each registry loads its area modules under (tests/mutant_areas.py), and the modules of no area
+AREA_MODULES = {"agent": ("mutants_", {"hostile"}), "client": ("client_mutants_", set())}
+
+
+@pytest.mark.parametrize("side, rel", MUTANT_SCRIPTS)
+def test_each_mutant_lives_in_the_module_of_its_rule_area(side, rel):
+    """tests/mutants/<area>.py and tests/client_mutants/<area>.py hold the mutants of that catalog area
+    (hostile.py: agents that break no rule of their own), so a rule's mutant is found from its ID."""
+    prefix, no_area = AREA_MODULES[side]
+    flagged, unflagged = load_mutants(ROOT / rel)
+    assert flagged
     for name, (rules, cls) in {**flagged, **unflagged}.items():
-        module = cls.__module__.removeprefix("mutants_")
-        assert module in ("hostile", CATALOG[rules[0]].area.lower()), f"{name} ({rules[0]}) lives in {module}.py"
+        assert cls.__module__.startswith(prefix), f"{name}: {cls.__module__} is not an area module of {rel}"
+        module = cls.__module__.removeprefix(prefix)
+        assert module in no_area | {CATALOG[rules[0]].area.lower()}, f"{name} ({rules[0]}) lives in {module}.py"
