@@ -5,7 +5,8 @@ catalog area of the rule it breaks: ``prompt.py`` holds the PROMPT mutants, ``ca
 ones, and so on (``hostile.py``: agents that break no rule of their own but must not hang the suite;
 ``mutant_bases.py``: shared base classes). ``MUTANTS`` maps a mutant name to (the rule IDs the suite
 must flag it for, the class), over every area module; ``UNFLAGGED`` holds the few the suite only warns
-or notes about. Run one with::
+or notes about. A mutant class may carry ``SUITE_OPTIONS``, the suite options its end-to-end test
+adds (a threshold its defect is measured against: cancel-006). Run one with::
 
     python tests/mutants/agent_mutants.py NAME
 
