@@ -163,6 +163,12 @@ def test_bad_options_are_usage_errors(tmp_path):
     assert r.returncode == 2 and "--acp-report-dir: cannot create" in r.output and "Traceback" not in r.output
 
 
+def test_the_cancel_threshold_is_a_positive_number(tmp_path):
+    r = run_suite(REFERENCE_AGENT, tmp_path, "--acp-cancel-warn-after=0")
+    assert r.returncode == 2 and "--acp-cancel-warn-after must be a positive number" in r.output, r.output[-2000:]
+    assert "Traceback" not in r.output
+
+
 def test_parallel_run_gives_the_same_verdicts_as_a_serial_one(reference_run, tmp_path):
     """pytest -n 2: each test has its own target and directory; findings travel to the controller."""
     par = run_suite(REFERENCE_AGENT, tmp_path, "-n", "2")
