@@ -171,3 +171,33 @@ def test_one_example_judged_again_from_its_frames_gives_the_same_blocking_rules(
     assert "ERR-004" in {f.rule for f in blocking}, [f.rule for f in blocking]
     # an empty example breaks nothing
     assert judge_example([], Validator(cached_schema(None))) == ([], [])
+
+
+def test_a_restart_keeps_the_next_examples_spare_stopped_until_it_has_answered(tmp_path):
+    """The next example's spare is kept through a restart (not started again after it), stopped while the
+    restarted process starts: a target whose processes wait for a lock one of them holds gets it in the
+    restarted process, not in the spare. Without the stop, the spare takes the lock the old process
+    frees, and the restarted process never answers its initialize (a failure that is the fuzzer's)."""
+    from acp_conformance.wire import transport
+
+    argv = _wrapper(tmp_path, f"""
+        import fcntl
+        lock = open({str(tmp_path / "lock")!r}, "w")
+        fcntl.flock(lock, fcntl.LOCK_EX)  # waits while another process of this agent runs
+        """)
+    mark = uuid.uuid4().hex
+    config = FuzzConfig(argv, env={"ACP_TEST_MARK": mark}, timeout=1.5, startup_timeout=1.5)
+    result = fuzz(config, seed=1, max_examples=4, step_count=60)
+    assert result.failure is None, result.failure
+    assert result.stats.spares_paused >= 1, result.stats  # restarts came while a spare waited
+    assert result.stats.processes > result.stats.examples and result.stats.spares_died == 0, result.stats
+    assert _alive_with(mark) == []
+
+    pause = transport.Transport.pause
+    transport.Transport.pause = lambda self: False  # the spare runs on through the restart
+    try:
+        broken = fuzz(config, seed=1, max_examples=4, step_count=60)
+    finally:
+        transport.Transport.pause = pause
+    assert broken.failure is not None and "initialize" in broken.failure, broken.failure
+    assert _alive_with(mark) == []

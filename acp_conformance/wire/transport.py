@@ -211,6 +211,14 @@ class Transport:
         transcript.event(EV_START, argv=self.argv, cwd=self.cwd, pid=self.process.pid if self.process else None,
                          prestarted=True)
 
+    def pause(self) -> bool:
+        """Stop the process group (SIGSTOP) of a process started ahead, until ``unpause``: it keeps what it
+        holds and takes nothing more meanwhile (False: it is gone)."""
+        return self._signal_group(signal.SIGSTOP)
+
+    def unpause(self) -> None:
+        self._signal_group(signal.SIGCONT)
+
     async def discard(self) -> None:
         """Kill a process started ahead that is not used (its output was never read)."""
         self._signal_group(signal.SIGKILL)
