@@ -5,7 +5,9 @@ over (``finish``). It reports findings through the shared ``MonitorContext``. Mo
 nothing of pytest or of scenarios: a scripted run and a fuzz run feed them the same way.
 
 The context owns the single reading of the stream (``reading.py``): ``Rpc`` is the reading of one
-frame, computed once and shared by all monitors (its kind, its method, its messages).
+frame, computed once and shared by all monitors (its kind, its method, its messages). Over it, the
+per-connection session model (``sessions.py``, ``ctx.sessions.conn(n)``): the sessions a connection
+knows, how and when, their ends, resumes, states and turns, computed on first use.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from .catalog import load_catalog
 from .findings import FAIL, INFO, NOT_TESTED, PASS, WARN, Finding
 # the reading's vocabulary, re-exported: monitors import it from here
 from .reading import BATCH, INVALID, NOTIFICATION, REQUEST, RESPONSE, UNPARSED, Reading, Rpc, classify  # noqa: F401
+from .sessions import SessionModel
 
 @dataclass
 class MonitorContext:
@@ -31,6 +34,14 @@ class MonitorContext:
     frames: list[Frame] = field(default_factory=list)
     reading: Reading = field(default_factory=Reading)  # the one reading of the stream, for every monitor
     monitors: list["Monitor"] = field(default_factory=list)
+    _sessions: SessionModel | None = field(default=None, repr=False)
+
+    @property
+    def sessions(self) -> SessionModel:
+        """The session model of every connection, over the reading (each computed when first asked)."""
+        if self._sessions is None:
+            self._sessions = SessionModel(self.reading, self.target_side)
+        return self._sessions
 
     @property
     def schema(self) -> Schema:
