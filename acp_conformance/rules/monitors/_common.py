@@ -19,6 +19,7 @@ from ...wire.transcript import EV_EOF, EV_EXIT, EV_START, EV_STDIN_CLOSED, EVENT
 from ..findings import Finding
 from ..monitor import NOTIFICATION, RESPONSE, Monitor, Rpc
 from ..reading import UNPARSED, Msg, id_key  # noqa: F401 - the monitors read them from here
+from ..sessions import ConnSessions, SessionModel
 
 USER_KINDS = ("user_message", "user_message_chunk")
 AGENT_MESSAGE_KINDS = ("agent_message", "agent_message_chunk", "agent_thought", "agent_thought_chunk")
@@ -135,6 +136,13 @@ class ConnLog:
     closed: bool = False
     pending: dict[tuple[str, tuple[str, Any]], list[Msg]] = field(default_factory=dict)
     answered: dict[tuple[str, tuple[str, Any]], list[Msg]] = field(default_factory=dict)
+    model: SessionModel | None = None  # the context's session model
+
+    @property
+    def sessions(self) -> ConnSessions:
+        """The session model of this connection (rules/sessions.py), computed once for every monitor."""
+        assert self.model is not None
+        return self.model.conn(self.conn)
 
     @property
     def suite_closed(self) -> bool:
@@ -166,7 +174,7 @@ class ConnMonitor(Monitor):
         if log is None:
             matcher = self.ctx.reading.conn(conn)
             log = self.conns[conn] = ConnLog(conn, msgs=matcher.msgs, pending=matcher.pending,
-                                             answered=matcher.answered)
+                                             answered=matcher.answered, model=self.ctx.sessions)
         return log
 
     def on_frame(self, frame: Frame, rpc: Rpc | None) -> None:
