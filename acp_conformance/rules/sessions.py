@@ -90,6 +90,10 @@ class Session:
         """How many times session/new returned this id on the connection."""
         return len(self.known(NEW))
 
+    def last(self, upto: Msg | None, which: Callable[[Event], bool]) -> Event | None:
+        """Its last event that ``which`` accepts before ``upto`` (None: on the whole connection)."""
+        return next((e for e in reversed(self.events) if (upto is None or e.order < upto.order) and which(e)), None)
+
     def resumes_pending_at(self, m: Msg) -> list[Msg]:
         """Its session/resume requests sent before ``m`` and not answered before it."""
         return [r for r in self.resumes if r.order < m.order and not any(x.order < m.order for x in r.responses)]
@@ -249,8 +253,11 @@ class ConnSessions:
     def known_at(self, upto: Msg | None, kinds: Iterable[str] = (OPENED,), hows: Iterable[str] | None = None) -> set[str]:
         """The sessions with an event of ``kinds`` (and methods ``hows``) before ``upto`` on this connection."""
         ks, hs = tuple(kinds), None if hows is None else tuple(hows)
-        return {e.sid for e in self.timeline if (upto is None or e.order < upto.order) and e.kind in ks
-                and (hs is None or e.how in hs)}
+        return self.sids(lambda e: e.kind in ks and (hs is None or e.how in hs), upto)
+
+    def sids(self, which: Callable[[Event], bool], upto: Msg | None = None) -> set[str]:
+        """The sessions with an event ``which`` accepts before ``upto`` (None: on the whole connection)."""
+        return {e.sid for e in self.timeline if (upto is None or e.order < upto.order) and which(e)}
 
 
 class SessionModel:
