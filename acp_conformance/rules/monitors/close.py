@@ -38,7 +38,7 @@ class CloseLifecycleMonitor(ConnMonitor):
     rules = ("CLOSE-001", "CLOSE-002", "CLOSE-003", "CLOSE-004")
 
     def analyze(self, log: ConnLog) -> None:
-        model = self.ctx.sessions.conn(log.conn)
+        model = log.sessions
         active: dict[str, Msg | None] = {}
         users: dict[str, list[tuple[Msg, Any]]] = {}
         closes: list[_Close] = []
