@@ -204,3 +204,12 @@ def test_announced_children_anywhere_in_an_update():
     s.agent(update("a", sessionUpdate="tool_call_update", toolCallId="t",
                    content=[{"type": "session", "sessionId": "kid"}]))
     assert {(e.kind, e.sid) for e in s.model().timeline} == {(ANNOUNCED, "kid")}
+
+
+def test_nothing_is_computed_until_a_monitor_asks():
+    s = Stream()
+    s.start()
+    s.client(rq(1, NEW))
+    s.agent(ok(1, sessionId="a"))
+    assert s.ctx._sessions is None
+    assert s.model().sessions["a"].new_count == 1
