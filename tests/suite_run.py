@@ -55,6 +55,12 @@ def run_suite(agent_argv: list[str], workdir: Path, *extra: str, timeout: float 
            # hypothesis' own pytest plugin imports hypothesis at the end of every run (0.3 s each, and
            # these tests start a few hundred runs); the suite does not use it
            "-p", "no:hypothesispytest", "-q", *extra]
+    return run_and_read(cmd, workdir, report_dir, junit, timeout=timeout, env=env)
+
+
+def run_and_read(cmd: list[str], workdir: Path, report_dir: Path, junit: Path, timeout: float,
+                 env: dict[str, str] | None = None) -> SuiteRun:
+    """Run one suite command line in ``workdir`` and read back what it wrote (agent or client side)."""
     proc = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, **env} if env else None)
     report_file = report_dir / "report.json"

@@ -7,7 +7,6 @@ clients fail clearly within the timeouts and leave no process behind; -n 2 gives
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import subprocess
@@ -17,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from suite_run import ROOT, SuiteRun
+from suite_run import ROOT, SuiteRun, run_and_read
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "client_mutants"))
 from client_mutants import MUTANTS  # noqa: E402
@@ -39,11 +38,7 @@ def run_client_suite(client_argv: list[str] | None, workdir: Path, *extra: str, 
            f"--junitxml={junit}", "-q", *xdist, *extra]
     if client_argv is not None:
         cmd += ["--", *client_argv]
-    proc = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, **(env or {})})
-    report_file = report_dir / "report.json"
-    report = json.loads(report_file.read_text()) if report_file.exists() else None
-    return SuiteRun(proc.returncode, proc.stdout + proc.stderr, report, report_dir, junit)
+    return run_and_read(cmd, workdir, report_dir, junit, timeout=timeout, env=env)
 
 
 def mutant_cmd(name: str) -> list[str]:

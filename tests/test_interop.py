@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from suite_run import ROOT, SuiteRun, run_suite
+from suite_run import ROOT, SuiteRun, run_and_read, run_suite
 
 INTEROP = ROOT / "tests" / "interop"
 EXPECTED_FILE = INTEROP / "expected.yaml"
@@ -149,14 +149,7 @@ def run_client_suite(argv: tuple[str, ...], workdir: Path, *extra: str, timeout:
     cmd = [sys.executable, "-m", "pytest", f"--client-cmd={shlex.join(argv)} {{agent}}",
            f"--acp-report-dir={report_dir}", f"--junitxml={junit}", "-p", "no:cacheprovider",
            "-p", "no:hypothesispytest", "-q", *extra]
-    proc = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=timeout)
-    report_file = report_dir / "report.json"
-    report = json.loads(report_file.read_text()) if report_file.exists() else None
-    if report is not None:
-        from acp_conformance.report.schema_check import report_errors
-        errors = report_errors(report)
-        assert not errors, f"{report_file} does not match schema/report.schema.json: {errors[:5]}"
-    return SuiteRun(proc.returncode, proc.stdout + proc.stderr, report, report_dir, junit)
+    return run_and_read(cmd, workdir, report_dir, junit, timeout=timeout)
 
 
 def verdict_problems(report: dict, expected: dict[str, list[str]]) -> list[str]:

@@ -7,6 +7,7 @@ the private modules (``_common``, ``_attribution``, ``_client``).
 
 from __future__ import annotations
 
+import ast
 import collections
 import inspect
 from pathlib import Path
@@ -19,6 +20,10 @@ PLACED_APART = {
     "SchemaMonitor": "SCHEMA",
 }
 MAX_LINES = 500
+MAX_FUNCTION_LINES = 80
+# functions still over the limit while issue 16 splits them: drop an entry once its function is split
+LONG_FUNCTIONS_LEFT = {"cancel.py:analyze", "cancel.py:_judge", "cancel_lifecycle.py:analyze", "resume.py:_judge",
+                       "resume_history.py:_judge", "term.py:analyze"}
 
 
 def _area_of_module(cls: type) -> str:
@@ -40,6 +45,19 @@ def test_no_monitor_module_is_over_the_size_limit():
     here = Path(inspect.getfile(_ALL[0])).parent
     big = {p.name: n for p in here.glob("*.py") if (n := len(p.read_text().splitlines())) > MAX_LINES}
     assert not big, big
+
+
+def test_no_monitor_function_is_over_the_size_limit():
+    # a reader finds where a rule is judged: one method per rule or message kind, not one long walk
+    here = Path(inspect.getfile(_ALL[0])).parent
+    long = []
+    for p in sorted(here.glob("*.py")):
+        for node in ast.walk(ast.parse(p.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                    and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES \
+                    and f"{p.name}:{node.name}" not in LONG_FUNCTIONS_LEFT:
+                long.append(f"{p.name}:{node.lineno} {node.name} ({node.end_lineno - node.lineno + 1} lines)")
+    assert not long, long
 
 
 def test_client_side_monitors_of_other_areas_sit_in_those_areas():

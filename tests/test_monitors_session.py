@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from acp_conformance.rules.findings import FAIL, PASS, SKIP, WARN
+from acp_conformance.rules.findings import FAIL, NOT_TESTED, PASS, SKIP, WARN
 from test_monitors import A, C, run, upd
 
 INIT = (C({"jsonrpc": "2.0", "id": 0, "method": "initialize",
@@ -312,3 +312,14 @@ def test_session_011_paths_in_the_session_cwd():
     assert st(go("/w/project/README.md"), "SESSION-011") == {PASS}
     assert FAIL in st(go("/w/README.md"), "SESSION-011")
     assert st(go("/etc/hosts"), "SESSION-011") == set()
+
+
+def test_session_011_locations_that_are_no_array_end_no_run():
+    # a float once raised TypeError in the monitor, losing every finding of the test; the schema judges the shape
+    from test_monitors import Player
+    p = Player()
+    p.event("start", argv=["agent"], cwd="/w", pid=2)
+    p.play(init() + req(1, "session/new", {"cwd": "/w/project"}) + ok(1, {"sessionId": "s1"})
+           + A(upd("s1", {"sessionUpdate": "tool_call_update", "toolCallId": "t", "locations": 1.5})) + "\n")
+    f = p.finish()
+    assert st(f, "SESSION-011") == {NOT_TESTED} and st(f, "UPDATE-001") == {PASS}

@@ -12,6 +12,7 @@ knows, how and when, their ends, resumes, states and turns, computed on first us
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Iterable
@@ -24,6 +25,11 @@ from .findings import FAIL, INFO, NOT_TESTED, PASS, WARN, Finding
 from .reading import BATCH, INVALID, NOTIFICATION, REQUEST, RESPONSE, UNPARSED, Reading, Rpc, classify  # noqa: F401
 from .sessions import SessionModel
 
+# The project's own tests set this so that a monitor's crash fails them with its traceback, rather than
+# becoming a not-tested finding that a test could overlook.
+RAISE_ENV = "ACP_CONFORMANCE_MONITOR_ERRORS"
+
+
 @dataclass
 class MonitorContext:
     """Shared state of one test run: the reading of the stream, and the findings."""
@@ -34,6 +40,9 @@ class MonitorContext:
     frames: list[Frame] = field(default_factory=list)
     reading: Reading = field(default_factory=Reading)  # the one reading of the stream, for every monitor
     monitors: list["Monitor"] = field(default_factory=list)
+    # monitors that raised, and where: they are fed no more, and their rules end not-tested (a bug in the
+    # suite must not cost the target every other finding of the test)
+    crashed: dict[int, str] = field(default_factory=dict)
     _sessions: SessionModel | None = field(default=None, repr=False)
 
     @property
@@ -58,13 +67,31 @@ class MonitorContext:
         self.frames.append(frame)
         rpc = self.reading.read(frame)
         for m in self.monitors:
-            m.on_frame(frame, rpc)
+            try:
+                m.on_frame(frame, rpc)
+            except Exception as e:  # noqa: BLE001 - one monitor's bug must not end the reading for all
+                self._crash(m, e, f"frame #{frame.seq}", [frame])
 
     def finish(self) -> None:
         # monitors marked finish_last (the generic schema check) judge after the specific ones,
         # so that they can defer to a specific rule that already failed the same frame
         for m in sorted(self.monitors, key=lambda m: getattr(m, "finish_last", False)):
-            m.finish()
+            try:
+                m.finish()
+            except Exception as e:  # noqa: BLE001
+                self._crash(m, e, "the end of the test")
+
+    def _crash(self, monitor: "Monitor", error: Exception, where: str, frames: list[Frame] = ()) -> None:
+        if os.environ.get(RAISE_ENV) == "raise":
+            raise error
+        # a new list: feed() is iterating the old one
+        self.monitors = [m for m in self.monitors if m is not monitor]
+        self.crashed[id(monitor)] = where
+        what = f"{type(error).__name__}: {error}"[:300]
+        for rule in monitor.rules:
+            monitor.untested(rule, f"not judged: acp-conformance's {type(monitor).__name__} failed on {where} "
+                                   f"({what}). This is a bug in the suite, not a finding about the target; "
+                                   "please report it with this test's transcript.", frames)
 
     # -- findings -----------------------------------------------------------------------------
     def report(self, rule: str, status: str, message: str, expected: str = "",

@@ -108,101 +108,47 @@ class CancelMonitor(ConnMonitor):
                           frames)
 
     def analyze(self, log: ConnLog) -> None:
-        background: dict[str, set[Any]] = {}
-        for m in log.msgs:
-            su = session_update(m)
-            if su and su[1].get("sessionUpdate") == "state_update":
-                background.setdefault(su[0], set()).update(_background_tool_calls(su[1]))
-
+        background = _background_by_session(log)
         sess: defaultdict[str, _Sess] = defaultdict(_Sess)
         cancels: list[_Cancel] = []
-
         for m in log.msgs:
             if m.direction == SENT:
-                sid = m.session_id
-                if not isinstance(sid, str):
-                    continue
-                if m.kind == REQUEST and m.method == "session/prompt":
-                    sess[sid].prompts.append(m)
-                elif m.kind == REQUEST and m.method == "session/resume":
-                    sess[sid].resume_pending.append(m)
-                elif m.kind == NOTIFICATION and m.method == "session/cancel":
-                    st = sess[sid]
-                    if st.active and st.work is not None:
-                        if st.cancel is None:
-                            c = _Cancel(m, sid, st.work, [p for p in st.prompts if not p.responses
-                                                           or p.responses[0].order > m.order])
-                            c.idles_before = st.end_idles
-                            st.cancel = c
-                            cancels.append(c)
-                    else:
-                        self._inactive_cancel(st, m, sid)
+                if isinstance(m.session_id, str):
+                    self._on_sent(m, sess[m.session_id], cancels)
                 continue
             rq = answered_request(m)
             if rq is not None and isinstance(rq.session_id, str):
-                st = sess[rq.session_id]
-                if rq.method == "session/prompt" and not m.ok:
-                    for c in cancels:
-                        if c.sid == rq.session_id and rq in c.prompts:
-                            ins = next((u for u, _ in st.user_new if rq.order < u.order < m.order), None)
-                            c.error_resps.append((m, rq, ins))
-                elif rq.method == "session/resume":
-                    st.resume_answered(rq)
+                _on_answer(m, rq, sess[rq.session_id], cancels)
             su = session_update_kind(m)  # None for a response: it was handled above
             if su is None:
                 continue
             sid, upd, kind = su
             st = sess[sid]
             if kind in USER_KINDS:
-                mid = upd.get("messageId")
-                if hashable(mid) and mid not in st.users_seen:
-                    st.users_seen.add(mid)
-                    if not st.in_resume:
-                        st.user_new.append((m, mid))
+                _on_user_message(st, m, upd)
             elif kind == "state_update":
-                state = upd.get("state")
-                changed = st.follow_state(state)
-                if state in WORK_STATES:
-                    if changed:
-                        st.work = _Work(m)
-                        if st.post is not None:
-                            st.post.post_end = f"the next running at t={m.t:.2f}"
-                            st.post = None
-                        if st.cancel is not None and st.cancel.other_idles:
-                            st.cancel = None  # it ended without a cancelled idle; new work starts
-                elif state == "idle":
-                    if st.in_resume:
-                        continue
-                    if changed:
-                        st.last_end_idle = m
-                        st.end_idles += 1
-                    c = st.cancel
-                    if c is not None:
-                        if upd.get("stopReason") == "cancelled":
-                            c.idle = m
-                            st.cancel = None
-                            st.post = c
-                        else:
-                            c.other_idles.append(m)
+                _on_state(st, m, upd)
             else:
-                refs = _refs(upd)
-                if not refs:
-                    continue
-                if st.in_resume:
-                    st.seen.update(refs)
-                    continue
-                if st.post is not None and st.post.violation is None:
-                    for ref in refs:
-                        if ref in st.post.work.ids and ref[1] not in background.get(sid, set()):
-                            st.post.violation = (m, ref)
-                for ref in refs:
-                    if ref not in st.seen:
-                        st.seen.add(ref)
-                        if st.active and st.work is not None:
-                            st.work.ids.add(ref)
-
+                _on_work_update(st, m, upd, background.get(sid, set()))
         for c in cancels:
             self._judge(log, c)
+
+    def _on_sent(self, m: Msg, st: _Sess, cancels: list[_Cancel]) -> None:
+        sid = m.session_id
+        if m.kind == REQUEST and m.method == "session/prompt":
+            st.prompts.append(m)
+        elif m.kind == REQUEST and m.method == "session/resume":
+            st.resume_pending.append(m)
+        elif m.kind == NOTIFICATION and m.method == "session/cancel":
+            if st.active and st.work is not None:
+                if st.cancel is None:
+                    c = _Cancel(m, sid, st.work, [p for p in st.prompts if not p.responses
+                                                   or p.responses[0].order > m.order])
+                    c.idles_before = st.end_idles
+                    st.cancel = c
+                    cancels.append(c)
+            else:
+                self._inactive_cancel(st, m, sid)
 
     def _inactive_cancel(self, st: _Sess, m: Msg, sid: str) -> None:
         race = float(self.opt("cancel_idle_gap", 1.0))
@@ -224,14 +170,19 @@ class CancelMonitor(ConnMonitor):
                           fr([m, last_prompt]))
 
     def _judge(self, log: ConnLog, c: _Cancel) -> None:
+        where = f"session/cancel for {c.sid!r} at t={c.m.t:.2f} (work running since t={c.work.start.t:.2f})"
+        self._judge_cancelled_idle(log, c, where)
+        self._judge_no_error(c, where)
+        self._judge_nothing_after(log, c, where)
+
+    def _judge_cancelled_idle(self, log: ConnLog, c: _Cancel, where: str) -> None:
+        """CANCEL-001: the cancelled work ends with an idle stopReason "cancelled", in time."""
         timeout = float(self.opt("cancel_timeout", 30.0))
         # The check calls "idle before the cancel was written" inconclusive. An idle with another stop
         # reason right after the cancel (within the race window) may have been in the pipe already:
         # inconclusive once, but twice in one test no natural end is that punctual (see finish_test).
         race = float(self.opt("cancel_race", 0.5))
         cm = c.m
-        where = f"session/cancel for {c.sid!r} at t={cm.t:.2f} (work running since t={c.work.start.t:.2f})"
-        # CANCEL-001
         if c.idle is not None:
             dt = c.idle.t - cm.t
             if dt > timeout:
@@ -262,17 +213,25 @@ class CancelMonitor(ConnMonitor):
                 self.failed("CANCEL-001", f"{where}: the work ended {secs(dt)} later with stopReason {js(sr)} "
                             "instead of \"cancelled\".", fr([first, cm]))
         else:
-            waited = log.waited(cm.t)
-            msg = f"{where}: no idle state_update for the session followed; the suite waited {secs(waited)}: {log.end_desc}."
-            if c.idles_before == 0:
-                self.untested("CANCEL-001", msg + " The agent reported no idle for any earlier work of this session "
-                              "on this connection either (PROMPT-012 judges a missing idle), so the cancel itself "
-                              "cannot be judged.", fr([cm, c.work.start]))
-            elif waited >= float(self.opt("idle_grace", 0.0)):
-                self.failed("CANCEL-001", msg, fr([cm, c.work.start]))
-            else:
-                self.untested("CANCEL-001", msg + " Too short to judge.", fr([cm]))
-        # CANCEL-002
+            self._judge_no_idle(log, c, where)
+
+    def _judge_no_idle(self, log: ConnLog, c: _Cancel, where: str) -> None:
+        """CANCEL-001 when no idle of the session followed the cancel at all."""
+        cm = c.m
+        waited = log.waited(cm.t)
+        msg = f"{where}: no idle state_update for the session followed; the suite waited {secs(waited)}: {log.end_desc}."
+        if c.idles_before == 0:
+            self.untested("CANCEL-001", msg + " The agent reported no idle for any earlier work of this session "
+                          "on this connection either (PROMPT-012 judges a missing idle), so the cancel itself "
+                          "cannot be judged.", fr([cm, c.work.start]))
+        elif waited >= float(self.opt("idle_grace", 0.0)):
+            self.failed("CANCEL-001", msg, fr([cm, c.work.start]))
+        else:
+            self.untested("CANCEL-001", msg + " Too short to judge.", fr([cm]))
+
+    def _judge_no_error(self, c: _Cancel, where: str) -> None:
+        """CANCEL-002: the cancelled work ends without an error idle or an error response to an inserted prompt."""
+        cm = c.m
         bad = False
         # an auth_required error ends the work whatever the cancel does (a released agent without credentials)
         err_idles = [i for i in c.other_idles if i.msg["params"]["update"].get("stopReason") == "error"
@@ -298,18 +257,98 @@ class CancelMonitor(ConnMonitor):
         if c.idle is not None and not bad:
             self.pass_few("CANCEL-002", f"{where}: the work ended with stopReason \"cancelled\", no error idle and "
                           "no error response.", [c.idle, cm])
-        # CANCEL-003
-        if c.idle is not None:
-            if c.violation is not None:
-                u, ref = c.violation
-                self.failed("CANCEL-003", f"{where}: {u.msg['params']['update'].get('sessionUpdate')} for "
-                            f"{ref[0]} {js(ref[1])} of the cancelled work arrived at t={u.t:.2f}, after the "
-                            f"cancelled idle at t={c.idle.t:.2f}.", fr([u, c.idle, cm]))
+
+    def _judge_nothing_after(self, log: ConnLog, c: _Cancel, where: str) -> None:
+        """CANCEL-003: no update of the cancelled work's messages or tool calls after the cancelled idle."""
+        if c.idle is None:
+            return
+        cm = c.m
+        if c.violation is not None:
+            u, ref = c.violation
+            self.failed("CANCEL-003", f"{where}: {u.msg['params']['update'].get('sessionUpdate')} for "
+                        f"{ref[0]} {js(ref[1])} of the cancelled work arrived at t={u.t:.2f}, after the "
+                        f"cancelled idle at t={c.idle.t:.2f}.", fr([u, c.idle, cm]))
+        else:
+            until = c.post_end or f"the end of the connection ({log.end_desc})"
+            self.pass_few("CANCEL-003", f"{where}: no update for the cancelled work's {len(c.work.ids)} "
+                          f"message/tool-call id(s) followed the cancelled idle at t={c.idle.t:.2f} until "
+                          f"{until}.", [c.idle, cm])
+
+
+def _background_by_session(log: ConnLog) -> dict[str, set[Any]]:
+    """Tool calls each session listed in a ``background`` array of any state_update on the connection."""
+    background: dict[str, set[Any]] = {}
+    for m in log.msgs:
+        su = session_update(m)
+        if su and su[1].get("sessionUpdate") == "state_update":
+            background.setdefault(su[0], set()).update(_background_tool_calls(su[1]))
+    return background
+
+
+def _on_answer(m: Msg, rq: Msg, st: _Sess, cancels: list[_Cancel]) -> None:
+    """An answer to the suite's prompt (an error after a cancel) or resume (the resume window closes)."""
+    if rq.method == "session/prompt" and not m.ok:
+        for c in cancels:
+            if c.sid == rq.session_id and rq in c.prompts:
+                ins = next((u for u, _ in st.user_new if rq.order < u.order < m.order), None)
+                c.error_resps.append((m, rq, ins))
+    elif rq.method == "session/resume":
+        st.resume_answered(rq)
+
+
+def _on_user_message(st: _Sess, m: Msg, upd: dict[str, Any]) -> None:
+    mid = upd.get("messageId")
+    if hashable(mid) and mid not in st.users_seen:
+        st.users_seen.add(mid)
+        if not st.in_resume:
+            st.user_new.append((m, mid))
+
+
+def _on_state(st: _Sess, m: Msg, upd: dict[str, Any]) -> None:
+    """A state_update: new work starts at a running; an idle may be the cancelled idle a cancel waits for."""
+    state = upd.get("state")
+    changed = st.follow_state(state)
+    if state in WORK_STATES:
+        if changed:
+            st.work = _Work(m)
+            if st.post is not None:
+                st.post.post_end = f"the next running at t={m.t:.2f}"
+                st.post = None
+            if st.cancel is not None and st.cancel.other_idles:
+                st.cancel = None  # it ended without a cancelled idle; new work starts
+    elif state == "idle":
+        if st.in_resume:
+            return
+        if changed:
+            st.last_end_idle = m
+            st.end_idles += 1
+        c = st.cancel
+        if c is not None:
+            if upd.get("stopReason") == "cancelled":
+                c.idle = m
+                st.cancel = None
+                st.post = c
             else:
-                until = c.post_end or f"the end of the connection ({log.end_desc})"
-                self.pass_few("CANCEL-003", f"{where}: no update for the cancelled work's {len(c.work.ids)} "
-                              f"message/tool-call id(s) followed the cancelled idle at t={c.idle.t:.2f} until "
-                              f"{until}.", [c.idle, cm])
+                c.other_idles.append(m)
+
+
+def _on_work_update(st: _Sess, m: Msg, upd: dict[str, Any], background: set[Any]) -> None:
+    """A message or tool-call update: it joins the running work's ids, or breaks CANCEL-003 after a cancelled idle."""
+    refs = _refs(upd)
+    if not refs:
+        return
+    if st.in_resume:
+        st.seen.update(refs)
+        return
+    if st.post is not None and st.post.violation is None:
+        for ref in refs:
+            if ref in st.post.work.ids and ref[1] not in background:
+                st.post.violation = (m, ref)
+    for ref in refs:
+        if ref not in st.seen:
+            st.seen.add(ref)
+            if st.active and st.work is not None:
+                st.work.ids.add(ref)
 
 
 def _auth_required(idle) -> bool:

@@ -9,6 +9,7 @@ and sends (``ClientCancelRequestMonitor``, CANCEL-012/013/014).
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ...wire.transcript import RECEIVED, SENT
@@ -24,87 +25,109 @@ def _upd(m: Msg) -> dict:
     return m.msg["params"]["update"]
 
 
+@dataclass(eq=False)
+class _Scan:
+    """What one pass over a connection collects for the judgements that follow it."""
+    active: dict[Any, Msg | None] = field(default_factory=dict)  # session -> the state_update that began its work
+    prompts: dict[str, list[Msg]] = field(default_factory=dict)
+    users: list[tuple[Msg, str, Any]] = field(default_factory=list)
+    # (cancel, sid, active, held, perms)
+    cancels: list[tuple[Msg, str, bool, list[Msg], list[Msg]]] = field(default_factory=list)
+    pending_suite: dict[tuple, Msg] = field(default_factory=dict)
+    perms_pending: dict[tuple, Msg] = field(default_factory=dict)
+    cancel_reqs: list[Msg] = field(default_factory=list)
+    # (suite $/cancel_request, the pending request it names)
+    pending_cancels: list[tuple[Msg, Msg]] = field(default_factory=list)
+    held_all: list[Msg] = field(default_factory=list)
+    agent_pending: dict[tuple, Msg] = field(default_factory=dict)  # the agent's requests to the suite, unanswered
+    caps: dict | None = None  # the agent's capabilities (initialize)
+
+
+def _on_sent(scan: _Scan, m: Msg) -> None:
+    """The suite's requests (prompts, possibly held), answers, session/cancel and $/cancel_request."""
+    sid = m.session_id
+    if m.kind == REQUEST and m.id is not None:
+        scan.pending_suite[id_key(m.id)] = m
+        if m.method == "session/prompt" and isinstance(sid, str):
+            if scan.active.get(sid) is not None:
+                scan.held_all.append(m)
+            scan.prompts.setdefault(sid, []).append(m)
+    elif m.kind == RESPONSE and m.request is not None:
+        scan.perms_pending.pop(id_key(m.id), None)
+        scan.agent_pending.pop(id_key(m.id), None)
+    elif m.kind == NOTIFICATION and m.method == "session/cancel" and isinstance(sid, str):
+        is_active = scan.active.get(sid) is not None
+        held = [p for p in scan.prompts.get(sid, []) if not any(r.order < m.order for r in p.responses)]
+        perms = [p for p in scan.perms_pending.values() if p.session_id == sid]
+        scan.cancels.append((m, sid, is_active, held if is_active else [], perms if is_active else []))
+    elif m.kind == NOTIFICATION and m.method == "$/cancel_request":
+        rid = (m.params or {}).get("requestId") if isinstance(m.params, dict) else None
+        if id_key(rid) not in scan.pending_suite:
+            scan.cancel_reqs.append(m)
+        else:
+            scan.pending_cancels.append((m, scan.pending_suite[id_key(rid)]))
+
+
+def _on_received(scan: _Scan, m: Msg) -> None:
+    """The agent's answers (and its capabilities), permission requests, and work/idle states and user messages."""
+    if m.kind == RESPONSE:
+        if m.request is not None and not m.duplicate:
+            scan.pending_suite.pop(id_key(m.id), None)
+        if (c := init_capabilities(m)) is not None:
+            scan.caps = c
+        return
+    if m.kind == REQUEST and m.method == "session/request_permission" and m.id is not None:
+        scan.perms_pending[id_key(m.id)] = m
+    su = session_update(m)
+    if su is None:
+        return
+    sid, upd = su
+    if upd.get("sessionUpdate") == "state_update":
+        if upd.get("state") in WORK_STATES:
+            scan.active[sid] = scan.active.get(sid) or m
+        elif upd.get("state") == "idle":
+            scan.active[sid] = None
+    elif upd.get("sessionUpdate") in USER_KINDS:
+        scan.users.append((m, sid, upd.get("messageId")))
+
+
 class CancelLifecycleMonitor(FrameLogMixin, ConnMonitor):
     rules = ("CANCEL-004", "CANCEL-005", "CANCEL-006", "CANCEL-008", "CANCEL-009", "CANCEL-011", "CANCEL-012",
              "CANCEL-013", "CANCEL-014", "PROMPT-017")
 
     def analyze(self, log: ConnLog) -> None:
-        active: dict[Any, Msg | None] = {}
-        prompts: dict[str, list[Msg]] = {}
-        users: list[tuple[Msg, str, Any]] = []
-        cancels: list[tuple[Msg, str, bool, list[Msg], list[Msg]]] = []  # (cancel, sid, active, held, perms)
-        pending_suite: dict[tuple, Msg] = {}
-        perms_pending: dict[tuple, Msg] = {}
-        cancel_reqs: list[Msg] = []
-        pending_cancels: list[tuple[Msg, Msg]] = []  # (suite $/cancel_request, the pending request it names)
-        held_all: list[Msg] = []
-        agent_pending: dict[tuple, Msg] = {}  # requests of the agent to the suite not answered yet
-        caps: dict | None = None  # the agent's capabilities (initialize)
+        scan = _Scan()
         for m in log.msgs:
             if m.direction == SENT:
-                sid = m.session_id
-                if m.kind == REQUEST and m.id is not None:
-                    pending_suite[id_key(m.id)] = m
-                    if m.method == "session/prompt" and isinstance(sid, str):
-                        if active.get(sid) is not None:
-                            held_all.append(m)
-                        prompts.setdefault(sid, []).append(m)
-                elif m.kind == RESPONSE and m.request is not None:
-                    perms_pending.pop(id_key(m.id), None)
-                    agent_pending.pop(id_key(m.id), None)
-                elif m.kind == NOTIFICATION and m.method == "session/cancel" and isinstance(sid, str):
-                    is_active = active.get(sid) is not None
-                    held = [p for p in prompts.get(sid, []) if not any(r.order < m.order for r in p.responses)]
-                    perms = [p for p in perms_pending.values() if p.session_id == sid]
-                    cancels.append((m, sid, is_active, held if is_active else [], perms if is_active else []))
-                elif m.kind == NOTIFICATION and m.method == "$/cancel_request":
-                    rid = (m.params or {}).get("requestId") if isinstance(m.params, dict) else None
-                    if id_key(rid) not in pending_suite:
-                        cancel_reqs.append(m)
-                    else:
-                        pending_cancels.append((m, pending_suite[id_key(rid)]))
+                _on_sent(scan, m)
                 continue
             if m.kind == NOTIFICATION and m.method == "$/cancel_request":
-                self._judge_agent_cancel_request(m, agent_pending, pending_suite)
+                self._judge_agent_cancel_request(m, scan.agent_pending, scan.pending_suite)
             if m.kind == REQUEST and m.id is not None:
-                agent_pending[id_key(m.id)] = m
-            if m.direction != RECEIVED:
-                continue
-            if m.kind == RESPONSE:
-                if m.request is not None and not m.duplicate:
-                    pending_suite.pop(id_key(m.id), None)
-                if (c := init_capabilities(m)) is not None:
-                    caps = c
-                continue
-            if m.kind == REQUEST and m.method == "session/request_permission" and m.id is not None:
-                perms_pending[id_key(m.id)] = m
-            su = session_update(m)
-            if su is None:
-                continue
-            sid, upd = su
-            if upd.get("sessionUpdate") == "state_update":
-                if upd.get("state") in WORK_STATES:
-                    active[sid] = active.get(sid) or m
-                elif upd.get("state") == "idle":
-                    active[sid] = None
-            elif upd.get("sessionUpdate") in USER_KINDS:
-                users.append((m, sid, upd.get("messageId")))
-        for c, sid, is_active, held, perms in cancels:
+                scan.agent_pending[id_key(m.id)] = m
+            if m.direction == RECEIVED:
+                _on_received(scan, m)
+        for c, sid, is_active, held, perms in scan.cancels:
             if is_active:
-                self._judge_held(log, c, sid, held, users)
+                self._judge_held(log, c, sid, held, scan.users)
                 self._judge_perms(log, c, sid, perms)
-                self._judge_after(log, c, sid, prompts.get(sid, []), caps)
+                self._judge_after(log, c, sid, scan.prompts.get(sid, []), scan.caps)
             else:
-                self._judge_idle_cancel(log, c, sid, prompts.get(sid, []))
+                self._judge_idle_cancel(log, c, sid, scan.prompts.get(sid, []))
         # re-reads the connection's lines: only once an answer is in question
         answered_lines = functools.cache(lambda: self._answers_to_other_lines(log))
-        for cr in cancel_reqs:
+        for cr in scan.cancel_reqs:
             self._judge_cancel_request(log, cr, answered_lines)
-        for cr, rq in pending_cancels:
+        for cr, rq in scan.pending_cancels:
             self._judge_pending_cancel(log, cr, rq)
-        stopped = {id(p) for _c, _s, _a, held, _p in cancels for p in held} | {id(rq) for _c, rq in pending_cancels}
+        self._judge_held_prompts(log, scan)
+
+    def _judge_held_prompts(self, log: ConnLog, scan: _Scan) -> None:
+        """Each prompt held behind active work, unless a cancel or a close stopped it, is judged on its answer."""
+        stopped = ({id(p) for _c, _s, _a, held, _p in scan.cancels for p in held}
+                   | {id(rq) for _c, rq in scan.pending_cancels})
         closed = [m for m in log.msgs if m.direction == SENT and m.kind == REQUEST and m.method == "session/close"]
-        for p in held_all:
+        for p in scan.held_all:
             if id(p) in stopped or any(c.session_id == p.session_id and c.order > p.order
                                        and not any(r.order < c.order for r in p.responses) for c in closed):
                 continue  # cancelled or closed while pending: CANCEL-009 / CANCEL-012 / CLOSE-004 judge it

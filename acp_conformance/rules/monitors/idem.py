@@ -47,6 +47,74 @@ class _Group:
         return f"idempotencyKey {js(self.key)} in session {self.sid!r}"
 
 
+
+@dataclass(eq=False)
+class _Effects:
+    """What a group's window holds, walked over the connection's frames: the new user messages inserted after
+    the first retry (IDEM-002) and the starts of work (IDEM-003). Updates while a session/resume is pending
+    are history: neither."""
+    sid: str
+    M: str  # the messageId the submission was accepted as
+    first: Msg  # the group's first request
+    first_retry: Msg  # only what follows a retry is the retry's doing
+    claimed: set  # the messageIds of the other submissions' accepted prompts
+    seen: set  # user-message ids seen so far in the session
+    resume_pending: int = 0
+    active: bool = False
+    starts: list[Msg] = field(default_factory=list)
+    inserted: list[tuple[Any, Msg]] = field(default_factory=list)
+    orig_end: Msg | None = None  # the idle that ended the first work started
+
+    def walk(self, msgs: list[Msg], cut: int | None, last_resp: Msg, window: float) -> None:
+        """Follows ``msgs`` up to ``cut`` (the next prompt of another submission), or until ``window`` seconds
+        after both the last answer and the original's work are over."""
+        end_t: float | None = None
+        for m in msgs:
+            if cut is not None and m.order >= cut:
+                break
+            if end_t is not None and m.t > end_t:
+                break
+            if end_t is None and self.orig_end is not None and m.order > last_resp.order:
+                # both the last answer and the original's work are over: a short tail more
+                end_t = max(last_resp.t, self.orig_end.t) + window
+            self._follow(m)
+
+    def _follow(self, m: Msg) -> None:
+        if m.direction == SENT and m.kind == REQUEST and m.method == "session/resume" and m.session_id == self.sid:
+            self.resume_pending += 1
+            return
+        if m.direction == RECEIVED and m.kind == RESPONSE and m.request is not None \
+                and m.request.method == "session/resume" and m.request.session_id == self.sid:
+            self.resume_pending = max(0, self.resume_pending - 1)
+            return
+        su = session_update(m)
+        if su is None or su[0] != self.sid:
+            return
+        upd = su[1]
+        kind = upd.get("sessionUpdate")
+        if kind in USER_KINDS:
+            self._user_message(m, upd.get("messageId"))
+        elif kind == "state_update":
+            self._state(m, upd.get("state"))
+
+    def _user_message(self, m: Msg, mid: Any) -> None:
+        if hashable(mid) and mid not in self.seen:
+            self.seen.add(mid)
+            if m.order > self.first_retry.order and not self.resume_pending and mid != self.M \
+                    and mid not in self.claimed:
+                self.inserted.append((mid, m))
+
+    def _state(self, m: Msg, state: Any) -> None:
+        if state in WORK_STATES:
+            if not self.active and m.order >= self.first.order and not self.resume_pending:  # not before the group
+                self.starts.append(m)
+            self.active = True
+        elif state == "idle":
+            self.active = False
+            if self.starts and self.orig_end is None and not self.resume_pending:
+                self.orig_end = m
+
+
 class PromptRetryMonitor(ConnMonitor):
     rules = ("IDEM-001", "IDEM-002", "IDEM-003")
 
@@ -147,11 +215,25 @@ class PromptRetryMonitor(ConnMonitor):
 
     def _judge_effects(self, log: ConnLog, skey: tuple[str, int], g: _Group, M: str, orig_req: Msg,
                        orig_resp: Msg, answered: list[tuple[Msg, Msg]], prompts: list[Msg], window: float) -> None:
+        """IDEM-002/003: the retries inserted no second user message and started no second work."""
         first = min(g.reqs, key=lambda r: r.order)
         members = {id(r) for r in g.reqs}
         others = [p for p in prompts if id(p) not in members]
-        # another submission still unanswered when the group starts: its insertion and work could be
-        # anywhere in the window
+        if self._ambiguous_window(g, first, others):
+            return
+        cut = min((p.order for p in others if p.order > first.order), default=None)
+        claimed = {a.result.get("messageId") for p in others for a in [g.resp(p)]
+                   if a is not None and a.ok and isinstance(a.result, dict)}
+        first_retry = min((r for r in g.reqs if r is not orig_req), key=lambda r: r.order)
+        fx = _Effects(g.sid, M, first, first_retry, claimed, set(self.seen_users.get(skey, set())))
+        fx.walk(log.msgs, cut, max((a for _, a in answered), key=lambda a: a.order), window)
+        retry_frames = [r for r, _ in answered if r is not orig_req]
+        self._judge_one_insertion(g, M, fx, retry_frames, orig_resp)
+        self._judge_one_start(g, fx, retry_frames)
+
+    def _ambiguous_window(self, g: _Group, first: Msg, others: list[Msg]) -> bool:
+        """Another submission still unanswered when the group starts: its insertion and work could be anywhere
+        in the window, so IDEM-002/003 are not judged."""
         for p in others:
             pr = g.resp(p)
             if p.order < first.order and (pr is None or pr.order > first.order):
@@ -159,69 +241,24 @@ class PromptRetryMonitor(ConnMonitor):
                     self.untested(rule, f"{g.label()}: the prompt id={js(p.id)} of another submission was still "
                                   "unanswered when the first attempt was sent, so insertions and work cannot be "
                                   "attributed.", fr([first, p]))
-                return
-        cut = min((p.order for p in others if p.order > first.order), default=None)
-        claimed = {a.result.get("messageId") for p in others for a in [g.resp(p)]
-                   if a is not None and a.ok and isinstance(a.result, dict)}
-        seen = set(self.seen_users.get(skey, set()))
-        resume_pending = 0
-        active = False
-        starts: list[Msg] = []
-        inserted: list[tuple[Any, Msg]] = []
-        orig_end: Msg | None = None
-        last_resp = max((a for _, a in answered), key=lambda a: a.order)
-        # only what follows a retry is the retry's doing
-        first_retry = min((r for r in g.reqs if r is not orig_req), key=lambda r: r.order)
-        end_t: float | None = None
-        for m in log.msgs:
-            if cut is not None and m.order >= cut:
-                break
-            if end_t is not None and m.t > end_t:
-                break
-            if end_t is None and orig_end is not None and m.order > last_resp.order:
-                # both the last answer and the original's work are over: a short tail more
-                end_t = max(last_resp.t, orig_end.t) + window
-            if m.direction == SENT and m.kind == REQUEST and m.method == "session/resume" and m.session_id == g.sid:
-                resume_pending += 1
-                continue
-            if m.direction == RECEIVED and m.kind == RESPONSE and m.request is not None \
-                    and m.request.method == "session/resume" and m.request.session_id == g.sid:
-                resume_pending = max(0, resume_pending - 1)
-                continue
-            su = session_update(m)
-            if su is None or su[0] != g.sid:
-                continue
-            upd = su[1]
-            kind = upd.get("sessionUpdate")
-            before = m.order < first.order
-            if kind in USER_KINDS:
-                mid = upd.get("messageId")
-                if hashable(mid) and mid not in seen:
-                    seen.add(mid)
-                    if m.order > first_retry.order and not resume_pending and mid != M and mid not in claimed:
-                        inserted.append((mid, m))
-            elif kind == "state_update":
-                state = upd.get("state")
-                if state in WORK_STATES:
-                    if not active and not before and not resume_pending:
-                        starts.append(m)
-                    active = True
-                elif state == "idle":
-                    active = False
-                    if starts and orig_end is None and not resume_pending:
-                        orig_end = m
-        retry_frames = [r for r, _ in answered if r is not orig_req]
-        # IDEM-002
-        if inserted:
-            mid, m = inserted[0]
+                return True
+        return False
+
+    def _judge_one_insertion(self, g: _Group, M: str, fx: _Effects, retry_frames: list[Msg], orig_resp: Msg) -> None:
+        """IDEM-002: no new user message after a retry."""
+        if fx.inserted:
+            mid, m = fx.inserted[0]
             self.failed("IDEM-002", f"{g.label()}: the submission was inserted as {js(M)}, yet after "
                         f"{len(g.reqs)} attempts under the key another new user message {js(mid)} appeared for "
                         f"the session at t={m.t:.2f}.", fr([m, *retry_frames, orig_resp]))
         else:
             self.pass_few("IDEM-002", f"{g.label()}: {len(g.reqs)} attempts, one user message ({js(M)}).",
                           [*retry_frames, orig_resp])
-        # IDEM-003
-        again = [x for x in starts[1:] if x.order > first_retry.order]
+
+    def _judge_one_start(self, g: _Group, fx: _Effects, retry_frames: list[Msg]) -> None:
+        """IDEM-003: no work started again after a retry."""
+        starts, orig_end = fx.starts, fx.orig_end
+        again = [x for x in starts[1:] if x.order > fx.first_retry.order]
         if again:
             s = again[0]
             self.failed("IDEM-003", f"{g.label()}: the work of the submission started at t={starts[0].t:.2f}"

@@ -14,6 +14,7 @@ object with string name and version; its capabilities are *usual* when absent or
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from ...wire.transcript import RECEIVED, SENT
@@ -73,41 +74,51 @@ class InitializeMonitor(ConnMonitor):
         if not is_int(P):
             return
         well_formed = 0 <= P <= 65535 and isinstance(p.get("info"), dict) and first
+        if m.ok:
+            self._judge_accepted(m, rq, P, well_formed)
+        else:
+            self._judge_refused(m, rq, P, well_formed, overlapped)
+
+    def _judge_accepted(self, m: Msg, rq: Msg, P: int, well_formed: bool) -> None:
+        """INIT-001/002 for a successful initialize; INIT-003 for one that should have been an error."""
         frames = fr([m, rq])
         label = f"initialize id={js(rq.id)} with protocolVersion {P}"
-        if m.ok:
-            res = m.result if isinstance(m.result, dict) else {}
-            V = res.get("protocolVersion")
-            if not is_int(V):
-                if P >= V2 and well_formed:
-                    self.failed("INIT-001", f"{label} succeeded with protocolVersion {js(V)}, not an integer.", frames)
-                return
-            # INIT-002
-            if V > P:
-                self.failed("INIT-002", f"{label} was answered with protocolVersion {V}, greater than requested.",
-                            frames)
-            else:
-                self.pass_few("INIT-002", f"{label} was answered with protocolVersion {V} (<= {P}).", frames)
-            # INIT-001
-            if V2 <= P <= 65535:
-                if V == V2:
-                    self.pass_few("INIT-001", f"{label} was answered with protocolVersion 2.", frames)
-                elif V2 < V <= P:
-                    if V == P:
-                        self._echoes.append((P, m, rq))
-                    self.noted("INIT-001", f"{label} was answered with protocolVersion {V}: the agent supports a "
-                               "version newer than 2, which this v2 suite does not know.", frames)
-                else:
-                    self.failed("INIT-001", f"{label} was answered with protocolVersion {V}; a v2 agent answers 2.",
-                                frames)
-            # INIT-003 (successes that should have been errors)
-            elif P == 0:
-                self.failed("INIT-003", f"{label} succeeded (protocolVersion {V}); no protocol version 0 exists, "
-                            "so -32022 was expected.", frames)
-            elif P == 1 and V == 1:
-                self.noted("INIT-003", f"{label} was answered with protocolVersion 1: the agent also supports v1.",
-                           frames)
+        res = m.result if isinstance(m.result, dict) else {}
+        V = res.get("protocolVersion")
+        if not is_int(V):
+            if P >= V2 and well_formed:
+                self.failed("INIT-001", f"{label} succeeded with protocolVersion {js(V)}, not an integer.", frames)
             return
+        # INIT-002
+        if V > P:
+            self.failed("INIT-002", f"{label} was answered with protocolVersion {V}, greater than requested.",
+                        frames)
+        else:
+            self.pass_few("INIT-002", f"{label} was answered with protocolVersion {V} (<= {P}).", frames)
+        # INIT-001
+        if V2 <= P <= 65535:
+            if V == V2:
+                self.pass_few("INIT-001", f"{label} was answered with protocolVersion 2.", frames)
+            elif V2 < V <= P:
+                if V == P:
+                    self._echoes.append((P, m, rq))
+                self.noted("INIT-001", f"{label} was answered with protocolVersion {V}: the agent supports a "
+                           "version newer than 2, which this v2 suite does not know.", frames)
+            else:
+                self.failed("INIT-001", f"{label} was answered with protocolVersion {V}; a v2 agent answers 2.",
+                            frames)
+        # INIT-003 (successes that should have been errors)
+        elif P == 0:
+            self.failed("INIT-003", f"{label} succeeded (protocolVersion {V}); no protocol version 0 exists, "
+                        "so -32022 was expected.", frames)
+        elif P == 1 and V == 1:
+            self.noted("INIT-003", f"{label} was answered with protocolVersion 1: the agent also supports v1.",
+                       frames)
+
+    def _judge_refused(self, m: Msg, rq: Msg, P: int, well_formed: bool, overlapped: list[Msg]) -> None:
+        """INIT-001 for a refused version 2 or later; INIT-003 for a refused version below 2."""
+        frames = fr([m, rq])
+        label = f"initialize id={js(rq.id)} with protocolVersion {P}"
         code = m.error_code
         if V2 <= P and well_formed and overlapped:
             self.noted("INIT-001", f"{label} was answered with error {js(code)}, but it was written while initialize "
@@ -184,102 +195,137 @@ def bad_capabilities(caps: Any) -> str | None:
     return None
 
 
+
+@dataclass(eq=False)
+class _Inits:
+    """The initializes of one connection as ``InitShapeMonitor.analyze`` walks its frames."""
+    client_caps: dict[str, Any] | None = None  # the capabilities of the latest successful well-formed initialize
+    other_request: bool = False  # the suite sent a request other than initialize
+    last_ok: Msg | None = None  # the latest successful well-formed initialize response
+    accepted: Msg | None = None  # the first successful initialize response, well-formed or not
+    failed_init: Msg | None = None  # the first initialize that really failed before any success
+    judged_004: bool = False
+    pending: list[Msg] = field(default_factory=list)  # initialize requests not answered yet
+    overlapped: dict[int, list[Msg]] = field(default_factory=dict)  # id(request) -> initializes in flight when sent
+
+    def follow_request(self, m: Msg) -> None:
+        """A request the suite sent."""
+        if m.method != "initialize":
+            self.other_request = True
+        else:
+            self.pending = [x for x in self.pending if not any(r.order < m.order for r in x.responses)]
+            self.overlapped[id(m)] = list(self.pending)
+            self.pending.append(m)
+
+    def refused(self, m: Msg, busy: list[Msg]) -> None:
+        """An initialize that failed: the first failure before any success, unless it overlapped another."""
+        if self.accepted is None and not busy:
+            self.failed_init = self.failed_init or m
+
+
 class InitShapeMonitor(ConnMonitor):
     rules = ("INIT-004", "INIT-005", "INIT-006", "INIT-007", "INIT-008", "INIT-009", "INIT-010", "INIT-011")
 
     def analyze(self, log: ConnLog) -> None:
-        client_caps: dict[str, Any] | None = None
-        other_request = False
-        last_ok: Msg | None = None  # the latest successful well-formed initialize response
-        accepted: Msg | None = None  # the first successful initialize response, well-formed or not
-        failed_init: Msg | None = None  # the first initialize that really failed before any success
-        judged_004 = False
-        pending: list[Msg] = []  # initialize requests not answered yet
-        overlapped: dict[int, list[Msg]] = {}  # id(request) -> the initialize requests in flight when it was sent
+        inits = _Inits()
         for m in log.msgs:
             if m.direction == SENT and m.kind == REQUEST:
-                if m.method != "initialize":
-                    other_request = True
-                else:
-                    pending = [x for x in pending if not any(r.order < m.order for r in x.responses)]
-                    overlapped[id(m)] = list(pending)
-                    pending.append(m)
-                continue
-            if m.direction == RECEIVED and m.kind == REQUEST:
-                self._agent_request(m, client_caps)
-                continue
-            if m.direction != RECEIVED or m.kind != RESPONSE or m.duplicate or m.request is None \
-                    or m.request.method != "initialize":
-                continue
-            rq = m.request
-            p = _params(rq)
-            bad = malformed_init(p)
-            frames = fr([m, rq])
-            label = f"initialize id={js(rq.id)}"
-            busy = overlapped.get(id(rq), [])  # it was sent while an earlier initialize was still unanswered
-            during = f"sent while initialize {', '.join('id=' + js(x.id) for x in busy)} was still unanswered"
-            if bad is not None:
-                self._judge_011(m, rq, bad)
-                if m.ok:
-                    accepted = accepted or m  # taken for an initialize (INIT-011 judges that): initialized
-                elif accepted is None and not busy:
-                    failed_init = failed_init or m
-                continue
-            # INIT-004: a corrected initialize written after an earlier one really failed (an error response),
-            # on a connection that no initialize had initialized yet
-            after_failure = (failed_init is not None and accepted is None
-                             and failed_init.order < rq.order and not busy)
+                inits.follow_request(m)
+            elif m.direction == RECEIVED and m.kind == REQUEST:
+                self._agent_request(m, inits.client_caps)
+            elif m.direction == RECEIVED and m.kind == RESPONSE and not m.duplicate and m.request is not None \
+                    and m.request.method == "initialize":
+                self._judge_answer(m, inits)
+        self._judge_end(inits)
+
+    def _judge_answer(self, m: Msg, inits: _Inits) -> None:
+        """The target's answer to an initialize: INIT-011 for a malformed one, else the rules of a success or
+        a failure."""
+        rq = m.request
+        p = _params(rq)
+        bad = malformed_init(p)
+        busy = inits.overlapped.get(id(rq), [])  # it was sent while an earlier initialize was still unanswered
+        if bad is not None:
+            self._judge_011(m, rq, bad)
             if m.ok:
-                self._judge_result(m)
-                if after_failure:
-                    judged_004 = True
-                    self.pass_few("INIT-004", f"{label} succeeded after an earlier initialize on this connection "
-                                  f"failed with {js(failed_init.error_code)}.", [m, failed_init])
-                prev = last_ok or accepted
-                if prev is not None:
-                    self._judge_repeat(m, prev, other_request)
-                last_ok = m
-                accepted = accepted or m
-                caps = p.get("capabilities")
-                client_caps = caps if isinstance(caps, dict) else {}
-                self._judge_caps_in(m, p, ok=True)
-                continue
-            if after_failure and p.get("protocolVersion", 0) >= 2:
-                judged_004 = True
-                self.warned("INIT-004", f"{label} (well-formed, version {p.get('protocolVersion')}) failed with "
-                            f"{js(m.error_code)} after an earlier failed initialize; a corrected initialize "
-                            "should succeed.", fr([m, failed_init]))
+                inits.accepted = inits.accepted or m  # taken for an initialize (INIT-011 judges that): initialized
+            else:
+                inits.refused(m, busy)
+            return
+        # INIT-004: a corrected initialize written after an earlier one really failed (an error response),
+        # on a connection that no initialize had initialized yet
+        after_failure = (inits.failed_init is not None and inits.accepted is None
+                         and inits.failed_init.order < rq.order and not busy)
+        if m.ok:
+            self._judge_success(m, p, after_failure, inits)
+        else:
+            self._judge_failure(m, p, after_failure, busy, inits)
+            inits.refused(m, busy)
+
+    def _judge_success(self, m: Msg, p: dict[str, Any], after_failure: bool, inits: _Inits) -> None:
+        """A well-formed initialize that succeeded: INIT-005/010 on the result, INIT-004 after a failure,
+        INIT-006 for a repeat, INIT-008/009 on the capabilities it sent."""
+        self._judge_result(m)
+        if after_failure:
+            inits.judged_004 = True
+            self.pass_few("INIT-004", f"initialize id={js(m.request.id)} succeeded after an earlier initialize on this "
+                          f"connection failed with {js(inits.failed_init.error_code)}.", [m, inits.failed_init])
+        prev = inits.last_ok or inits.accepted
+        if prev is not None:
+            self._judge_repeat(m, prev, inits.other_request)
+        inits.last_ok = m
+        inits.accepted = inits.accepted or m
+        caps = p.get("capabilities")
+        inits.client_caps = caps if isinstance(caps, dict) else {}
+        self._judge_caps_in(m, p, ok=True)
+
+    def _judge_failure(self, m: Msg, p: dict[str, Any], after_failure: bool, busy: list[Msg], inits: _Inits) -> None:
+        """A well-formed initialize that failed: INIT-004 after a failure, INIT-006 for a repeat, INIT-008/009."""
+        label = f"initialize id={js(m.request.id)}"
+        during = f"sent while initialize {', '.join('id=' + js(x.id) for x in busy)} was still unanswered"
+        if after_failure and p.get("protocolVersion", 0) >= 2:
+            inits.judged_004 = True
+            self.warned("INIT-004", f"{label} (well-formed, version {p.get('protocolVersion')}) failed with "
+                        f"{js(m.error_code)} after an earlier failed initialize; a corrected initialize "
+                        "should succeed.", fr([m, inits.failed_init]))
+        self._judge_refused_repeat(m, label, busy, during, inits)
+        if p.get("protocolVersion", 0) >= 2:
             if busy:
-                # the spec lets the client repeat initialize; it does not say that a repeat may overlap one
-                # still in progress
-                self.noted("INIT-006", f"{label}, {during}, got error {js(m.error_code)}; whether a repeat may "
-                           "overlap the previous initialize is not specified.", fr([m, rq] + busy[:1]))
-            elif last_ok is not None and not other_request:
-                self.failed("INIT-006", f"{label}, a repeated initialize before any other request, got error "
-                            f"{js(m.error_code)}; it must be answered like the first.", fr([m, last_ok]))
-            elif last_ok is not None:
-                self.noted("INIT-006", f"{label}, repeated after other requests, got error {js(m.error_code)} "
-                           "(the spec does not say what happens then).", frames)
-            elif accepted is not None:
-                self.noted("INIT-006", f"{label} got error {js(m.error_code)} after the malformed initialize "
-                           f"id={js(accepted.request.id)} had been accepted (INIT-011 judges the acceptance); the "
-                           "refused repeat is not judged.", fr([m, accepted]))
-            if p.get("protocolVersion", 0) >= 2:
-                if busy:
-                    self._note_caps_in(m, p, during)
-                else:
-                    self._judge_caps_in(m, p, ok=False)
-            if accepted is None and not busy:
-                failed_init = failed_init or m
-        if failed_init is not None and not judged_004 and accepted is not None \
+                self._note_caps_in(m, p, during)
+            else:
+                self._judge_caps_in(m, p, ok=False)
+
+    def _judge_refused_repeat(self, m: Msg, label: str, busy: list[Msg], during: str, inits: _Inits) -> None:
+        """INIT-006 for a well-formed initialize refused after another."""
+        if busy:
+            # the spec lets the client repeat initialize; it does not say that a repeat may overlap one
+            # still in progress
+            self.noted("INIT-006", f"{label}, {during}, got error {js(m.error_code)}; whether a repeat may "
+                       "overlap the previous initialize is not specified.", fr([m, m.request] + busy[:1]))
+        elif inits.last_ok is not None and not inits.other_request:
+            self.failed("INIT-006", f"{label}, a repeated initialize before any other request, got error "
+                        f"{js(m.error_code)}; it must be answered like the first.", fr([m, inits.last_ok]))
+        elif inits.last_ok is not None:
+            self.noted("INIT-006", f"{label}, repeated after other requests, got error {js(m.error_code)} "
+                       "(the spec does not say what happens then).", fr([m, m.request]))
+        elif inits.accepted is not None:
+            self.noted("INIT-006", f"{label} got error {js(m.error_code)} after the malformed initialize "
+                       f"id={js(inits.accepted.request.id)} had been accepted (INIT-011 judges the acceptance); the "
+                       "refused repeat is not judged.", fr([m, inits.accepted]))
+
+    def _judge_end(self, inits: _Inits) -> None:
+        """At the connection's end: INIT-004 when a malformed initialize initialized it after a failure;
+        INIT-007 on the auth methods the agent offered."""
+        failed_init, accepted, last_ok = inits.failed_init, inits.accepted, inits.last_ok
+        if failed_init is not None and not inits.judged_004 and accepted is not None \
                 and malformed_init(_params(accepted.request)) is not None:
             self.noted("INIT-004", f"initialize id={js(failed_init.request.id)} failed with "
                        f"{js(failed_init.error_code)}, then the malformed initialize id={js(accepted.request.id)} was "
                        "accepted (INIT-011 judges that) and initialized the connection, so no corrected initialize "
                        "followed a failed one on an uninitialized connection.", fr([accepted, failed_init]))
-        if last_ok is not None and client_caps is not None:
+        if last_ok is not None and inits.client_caps is not None:
             res = last_ok.result if isinstance(last_ok.result, dict) else {}
-            self._judge_auth_methods(last_ok, res, client_caps)
+            self._judge_auth_methods(last_ok, res, inits.client_caps)
 
     # -- INIT-005 / INIT-010 -----------------------------------------------------------------
     def _judge_result(self, m: Msg) -> None:

@@ -150,87 +150,103 @@ class ResumeMonitor(ConnMonitor):
             self._judge(log, r, window)
 
     def _judge(self, log: ConnLog, r: _Resume, window: float) -> None:
-        resp, req = r.resp, r.req
+        resp = r.resp
         ok = resp is not None and resp.ok
-        shared = bool(r.overlaps)  # the updates in the window may be another resume's
         if r.replay and ok:
             assert resp is not None
-            # RESUME-002
-            if not r.markers:
-                # no replay_complete for the session at all in the window: whatever the attribution
-                late = (f"; a replay_complete came only after the response (t={r.late_markers[0].t:.2f})"
-                        if r.late_markers else "")
-                self.failed("RESUME-002", f"{r.label()} succeeded at t={resp.t:.2f} without a replay_complete for "
-                            f"the session before the response{late}.", fr([resp, req] + r.late_markers[:1]))
-            elif shared:
-                self.noted("RESUME-002", f"{r.overlap_note()}: {len(r.markers)} replay_complete update(s) for the "
-                           "session before its response; not judged.", fr([resp, req, r.markers[0]]))
-            elif len(r.markers) > 1:
-                self.failed("RESUME-002", f"{r.label()}: {len(r.markers)} replay_complete updates for the session "
-                            f"before the response (t={', '.join(f'{x.t:.2f}' for x in r.markers)}); exactly one "
-                            "is required.", fr([r.markers[1], r.markers[0], req, resp]))
-            elif r.history_after_marker:
-                h = r.history_after_marker[0]
-                self.failed("RESUME-002", f"{r.label()}: a history update "
-                            f"({h.msg['params']['update'].get('sessionUpdate')} "
-                            f"{js(h.msg['params']['update'].get('messageId'))}) followed the replay_complete "
-                            f"(t={r.markers[0].t:.2f}) at t={h.t:.2f}.", fr([h, r.markers[0], req, resp]))
-            else:
-                self.pass_few("RESUME-002", f"{r.label()}: exactly one replay_complete (t={r.markers[0].t:.2f}) "
-                              f"before the response (t={resp.t:.2f}).", [r.markers[0], req, resp])
-            # RESUME-003
-            if r.markers and shared:
-                self.noted("RESUME-003", f"{r.overlap_note()}: the order of replay_complete, state_update and "
-                           "response is not judged.", fr([resp, req, r.markers[0]]))
-            elif r.markers:
-                if r.states_after_marker:
-                    self.pass_few("RESUME-003", f"{r.label()}: replay_complete (t={r.markers[0].t:.2f}), then "
-                                  f"state_update {js(r.states_after_marker[0].msg['params']['update'].get('state'))} "
-                                  f"(t={r.states_after_marker[0].t:.2f}), then the response (t={resp.t:.2f}).",
-                                  [r.states_after_marker[0], r.markers[0], resp])
-                else:
-                    self.failed("RESUME-003", f"{r.label()}: no state_update for the session between the "
-                                f"replay_complete (t={r.markers[0].t:.2f}) and the response (t={resp.t:.2f}).",
-                                fr([resp, r.markers[0], req]))
+            self._judge_one_marker(r, resp)
+            self._judge_state_after_marker(r, resp)
         if ok and not r.replay:
-            # RESUME-004: with replayFrom the same ordering is RESUME-003's (its check is the resume
-            # without replay), so one missing state_update is not counted twice. A malformed cursor the
-            # agent accepted: after its replay_complete, if it sent one.
             assert resp is not None
-            anchored = r.cursor == MALFORMED and bool(r.markers)  # without replayFrom a marker is RESUME-005's
-            states = r.states_after_marker if anchored else r.states
-            after = f" after the replay_complete (t={r.markers[0].t:.2f})" if anchored else " after the request"
-            if not r.states:
-                # no state_update for the session at all in the window: whatever the attribution
-                self.failed("RESUME-004", f"{r.label()} succeeded at t={resp.t:.2f} with no state_update for the "
-                            "session after the request before the response.", fr([resp, req]))
-            elif shared:
-                self.noted("RESUME-004", f"{r.overlap_note()}: a state_update for the session (t={r.states[0].t:.2f}) "
-                           "came before its response, but perhaps for the other resume.", fr([resp, req, r.states[0]]))
-            elif states:
-                self.pass_few("RESUME-004", f"{r.label()}: state_update "
-                              f"{js(states[0].msg['params']['update'].get('state'))} at t={states[0].t:.2f} "
-                              f"preceded the response (t={resp.t:.2f}).", [states[0], resp, req])
-            else:
-                self.failed("RESUME-004", f"{r.label()} succeeded at t={resp.t:.2f} with no state_update for the "
-                            f"session{after} before the response.", fr([resp, req] + (r.markers[:1] if anchored else [])))
+            self._judge_state_before_response(r, resp)
         if r.cursor == NO_CURSOR:
-            # RESUME-005
-            late = [x for x in r.late_markers if resp is not None and x.t - resp.t <= window]
-            bad = r.markers + late
-            if bad and shared:
-                self.noted("RESUME-005", f"{r.overlap_note()}: a replay_complete for the session arrived at "
-                           f"t={bad[0].t:.2f}, perhaps for the other resume.", fr([bad[0], req, resp]))
-            elif bad:
-                b = bad[0]
-                when = ("before the response" if b in r.markers else
-                        f"{secs(b.t - resp.t)} after the response" if resp is not None else "")
-                self.failed("RESUME-005", f"{r.label()}: a replay_complete for the session arrived at t={b.t:.2f} "
-                            f"({when}).", fr([b, req, resp]))
-            elif resp is not None:
-                observed = min(window, log.waited(resp.t)) if r.stop_t is None else min(window, r.stop_t - resp.t)
-                self.pass_few("RESUME-005", f"{r.label()}: no replay_complete before the response (t={resp.t:.2f}) "
-                              f"nor in the {secs(max(0.0, observed))} observed after it.", [resp, req])
+            self._judge_no_marker(log, r, window)
+
+    def _judge_one_marker(self, r: _Resume, resp: Msg) -> None:
+        """RESUME-002: a successful resume with replayFrom sends exactly one replay_complete, history before it."""
+        req = r.req
+        if not r.markers:
+            # no replay_complete for the session at all in the window: whatever the attribution
+            late = (f"; a replay_complete came only after the response (t={r.late_markers[0].t:.2f})"
+                    if r.late_markers else "")
+            self.failed("RESUME-002", f"{r.label()} succeeded at t={resp.t:.2f} without a replay_complete for "
+                        f"the session before the response{late}.", fr([resp, req] + r.late_markers[:1]))
+        elif r.overlaps:
+            self.noted("RESUME-002", f"{r.overlap_note()}: {len(r.markers)} replay_complete update(s) for the "
+                       "session before its response; not judged.", fr([resp, req, r.markers[0]]))
+        elif len(r.markers) > 1:
+            self.failed("RESUME-002", f"{r.label()}: {len(r.markers)} replay_complete updates for the session "
+                        f"before the response (t={', '.join(f'{x.t:.2f}' for x in r.markers)}); exactly one "
+                        "is required.", fr([r.markers[1], r.markers[0], req, resp]))
+        elif r.history_after_marker:
+            h = r.history_after_marker[0]
+            self.failed("RESUME-002", f"{r.label()}: a history update "
+                        f"({h.msg['params']['update'].get('sessionUpdate')} "
+                        f"{js(h.msg['params']['update'].get('messageId'))}) followed the replay_complete "
+                        f"(t={r.markers[0].t:.2f}) at t={h.t:.2f}.", fr([h, r.markers[0], req, resp]))
+        else:
+            self.pass_few("RESUME-002", f"{r.label()}: exactly one replay_complete (t={r.markers[0].t:.2f}) "
+                          f"before the response (t={resp.t:.2f}).", [r.markers[0], req, resp])
+
+    def _judge_state_after_marker(self, r: _Resume, resp: Msg) -> None:
+        """RESUME-003: replay_complete, then a state_update, then the response."""
+        if r.markers and r.overlaps:
+            self.noted("RESUME-003", f"{r.overlap_note()}: the order of replay_complete, state_update and "
+                       "response is not judged.", fr([resp, r.req, r.markers[0]]))
+        elif r.markers:
+            if r.states_after_marker:
+                self.pass_few("RESUME-003", f"{r.label()}: replay_complete (t={r.markers[0].t:.2f}), then "
+                              f"state_update {js(r.states_after_marker[0].msg['params']['update'].get('state'))} "
+                              f"(t={r.states_after_marker[0].t:.2f}), then the response (t={resp.t:.2f}).",
+                              [r.states_after_marker[0], r.markers[0], resp])
+            else:
+                self.failed("RESUME-003", f"{r.label()}: no state_update for the session between the "
+                            f"replay_complete (t={r.markers[0].t:.2f}) and the response (t={resp.t:.2f}).",
+                            fr([resp, r.markers[0], r.req]))
+
+    def _judge_state_before_response(self, r: _Resume, resp: Msg) -> None:
+        """RESUME-004: a successful resume without replay sends a state_update before its response.
+
+        With replayFrom the same ordering is RESUME-003's (its check is the resume without replay), so one
+        missing state_update is not counted twice. A malformed cursor the agent accepted: after its
+        replay_complete, if it sent one."""
+        req = r.req
+        anchored = r.cursor == MALFORMED and bool(r.markers)  # without replayFrom a marker is RESUME-005's
+        states = r.states_after_marker if anchored else r.states
+        after = f" after the replay_complete (t={r.markers[0].t:.2f})" if anchored else " after the request"
+        if not r.states:
+            # no state_update for the session at all in the window: whatever the attribution
+            self.failed("RESUME-004", f"{r.label()} succeeded at t={resp.t:.2f} with no state_update for the "
+                        "session after the request before the response.", fr([resp, req]))
+        elif r.overlaps:
+            self.noted("RESUME-004", f"{r.overlap_note()}: a state_update for the session (t={r.states[0].t:.2f}) "
+                       "came before its response, but perhaps for the other resume.", fr([resp, req, r.states[0]]))
+        elif states:
+            self.pass_few("RESUME-004", f"{r.label()}: state_update "
+                          f"{js(states[0].msg['params']['update'].get('state'))} at t={states[0].t:.2f} "
+                          f"preceded the response (t={resp.t:.2f}).", [states[0], resp, req])
+        else:
+            self.failed("RESUME-004", f"{r.label()} succeeded at t={resp.t:.2f} with no state_update for the "
+                        f"session{after} before the response.", fr([resp, req] + (r.markers[:1] if anchored else [])))
+
+    def _judge_no_marker(self, log: ConnLog, r: _Resume, window: float) -> None:
+        """RESUME-005: a resume without replayFrom sends no replay_complete, before or soon after its answer."""
+        resp, req = r.resp, r.req
+        late = [x for x in r.late_markers if resp is not None and x.t - resp.t <= window]
+        bad = r.markers + late
+        if bad and r.overlaps:
+            self.noted("RESUME-005", f"{r.overlap_note()}: a replay_complete for the session arrived at "
+                       f"t={bad[0].t:.2f}, perhaps for the other resume.", fr([bad[0], req, resp]))
+        elif bad:
+            b = bad[0]
+            when = ("before the response" if b in r.markers else
+                    f"{secs(b.t - resp.t)} after the response" if resp is not None else "")
+            self.failed("RESUME-005", f"{r.label()}: a replay_complete for the session arrived at t={b.t:.2f} "
+                        f"({when}).", fr([b, req, resp]))
+        elif resp is not None:
+            observed = min(window, log.waited(resp.t)) if r.stop_t is None else min(window, r.stop_t - resp.t)
+            self.pass_few("RESUME-005", f"{r.label()}: no replay_complete before the response (t={resp.t:.2f}) "
+                          f"nor in the {secs(max(0.0, observed))} observed after it.", [resp, req])
 
 
 _ID_KINDS = {**{k: "messageId" for k in (*USER_KINDS, *AGENT_MESSAGE_KINDS)}, **{k: "toolCallId" for k in TOOL_KINDS}}

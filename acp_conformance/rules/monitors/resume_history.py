@@ -89,46 +89,53 @@ class ResumeLifecycleMonitor(ConnMonitor):
     def on_msg(self, log: ConnLog, m: Msg) -> None:
         if m.direction == SENT:
             if m.kind == REQUEST and isinstance(m.session_id, str):
-                if m.method == "session/resume":
-                    h = self.hist.setdefault(m.session_id, _Hist())
-                    r = _R(m, m.session_id, m.params.get("replayFrom"), known=set(h.refs),
-                           users={k: set(v) for k, v in h.users.items()})
-                    r.unfinished = self._unfinished_replay(m.conn, r.sid)
-                    for o in self.resumes:
-                        if o.sid == r.sid:
-                            o.after_open = False
-                    for o in self._open_for(m.conn, r.sid):
-                        o.overlaps.append(r)
-                        r.overlaps.append(o)
-                    self.resumes.append(r)
-                    self.open[id(m)] = r
-                elif m.method == "session/prompt":
-                    self.prompts[id(m)] = (m.session_id, m.params.get("prompt"))
+                self._on_request(m)
             return
         if m.direction != RECEIVED:
             return
         if m.kind == RESPONSE:
-            rq = m.request
-            if rq is None or m.duplicate:
-                return
-            if rq.method == "session/resume":
-                r = self.open.pop(id(rq), None)
-                if r is not None:
-                    r.resp = m
-                    if _snapshot_state(r.inside) in ("running", "requires_action"):
-                        r.after_open = False  # work runs: what follows the response is live, not replay
-            elif rq.method == "session/prompt" and m.ok and isinstance(m.result, dict) and id(rq) in self.prompts:
-                sid, content = self.prompts[id(rq)]
-                mid = m.result.get("messageId")
-                if hashable(mid):
-                    self.inserted.add(mid)
-                if isinstance(content, list) and hashable(mid):
-                    self.hist.setdefault(sid, _Hist()).users.setdefault(_cj(content), set()).add(mid)
+            self._on_response(m)
             return
         su = session_update(m)
-        if su is None:
+        if su is not None:
+            self._on_update(m, *su)
+
+    def _on_request(self, m: Msg) -> None:
+        if m.method == "session/resume":
+            h = self.hist.setdefault(m.session_id, _Hist())
+            r = _R(m, m.session_id, m.params.get("replayFrom"), known=set(h.refs),
+                   users={k: set(v) for k, v in h.users.items()})
+            r.unfinished = self._unfinished_replay(m.conn, r.sid)
+            for o in self.resumes:
+                if o.sid == r.sid:
+                    o.after_open = False
+            for o in self._open_for(m.conn, r.sid):
+                o.overlaps.append(r)
+                r.overlaps.append(o)
+            self.resumes.append(r)
+            self.open[id(m)] = r
+        elif m.method == "session/prompt":
+            self.prompts[id(m)] = (m.session_id, m.params.get("prompt"))
+
+    def _on_response(self, m: Msg) -> None:
+        rq = m.request
+        if rq is None or m.duplicate:
             return
-        sid, upd = su
+        if rq.method == "session/resume":
+            r = self.open.pop(id(rq), None)
+            if r is not None:
+                r.resp = m
+                if _snapshot_state(r.inside) in ("running", "requires_action"):
+                    r.after_open = False  # work runs: what follows the response is live, not replay
+        elif rq.method == "session/prompt" and m.ok and isinstance(m.result, dict) and id(rq) in self.prompts:
+            sid, content = self.prompts[id(rq)]
+            mid = m.result.get("messageId")
+            if hashable(mid):
+                self.inserted.add(mid)
+            if isinstance(content, list) and hashable(mid):
+                self.hist.setdefault(sid, _Hist()).users.setdefault(_cj(content), set()).add(mid)
+
+    def _on_update(self, m: Msg, sid: str, upd: dict) -> None:
         inside = self._open_for(m.conn, sid)
         if inside:
             for r in inside:
@@ -167,40 +174,58 @@ class ResumeLifecycleMonitor(ConnMonitor):
 
     def _judge(self, r: _R) -> None:
         resp = r.resp
-        label = f"session/resume id={js(r.req.id)} of {r.sid!r} with replayFrom {js(r.replay_from, 80)}"
         if resp is None:
             return
+        label = f"session/resume id={js(r.req.id)} of {r.sid!r} with replayFrom {js(r.replay_from, 80)}"
         rf = r.replay_from
         replayed = [m for m in r.inside if _ref(m.msg["params"]["update"]) is not None]
-        markers = [m for m in r.inside if m.msg["params"]["update"].get("sessionUpdate") == "replay_complete"]
         if rf is not None and not (isinstance(rf, dict) and rf.get("type") == "start"):
-            # RESUME-007
-            if resp.ok:
-                self.failed("RESUME-007", f"{label} succeeded ({js(resp.result, 80)}) instead of -32602.",
-                            fr([resp, r.req]))
-            elif resp.error_code == -32602:
-                if (markers or replayed) and r.overlaps:
-                    x = (markers + replayed)[0]
-                    self.noted("RESUME-007", f"{r.overlap_note(label)}: it was rejected with -32602 and a "
-                               f"{x.msg['params']['update'].get('sessionUpdate')} for the session came before the "
-                               f"error (t={x.t:.2f}), perhaps for the other resume.", fr([x, resp, r.req]))
-                elif markers or replayed:
-                    x = (markers + replayed)[0]
-                    self.failed("RESUME-007", f"{label} was rejected with -32602 but a "
-                                f"{x.msg['params']['update'].get('sessionUpdate')} came before the error "
-                                f"(t={x.t:.2f}).", fr([x, resp, r.req]))
-                else:
-                    self.pass_few("RESUME-007", f"{label} was rejected with -32602, nothing replayed.", [resp, r.req])
-            elif resp.error_code == -32002:
-                self.noted("RESUME-007", f"{label} was answered -32002 (session not found), so the cursor was not "
-                           "judged.", fr([resp, r.req]))
-            else:
-                self.failed("RESUME-007", f"{label} was answered with error {js(resp.error)}, not -32602.",
-                            fr([resp, r.req]))
+            self._judge_bad_cursor(r, resp, label, replayed)
             return
         if not resp.ok:
             return
-        # RESUME-011
+        self._judge_result_arrays(r, resp, label)
+        if rf is None:
+            self._judge_no_replay(r, resp, label, replayed)
+            return
+        # with replayFrom {type: start}
+        if not r.known:
+            return
+        if r.overlaps:
+            self.noted("RESUME-001", f"{r.overlap_note(label)}: which history updates were its replay is not "
+                       "judged.", fr([resp, r.req]))
+            return
+        self._judge_replay_before_response(r, resp, label, replayed)
+        self._judge_original_user_ids(r, resp, label, replayed)
+
+    def _judge_bad_cursor(self, r: _R, resp: Msg, label: str, replayed: list[Msg]) -> None:
+        """RESUME-007: a replayFrom other than absent or {type: start} is rejected with -32602, nothing replayed."""
+        markers = [m for m in r.inside if m.msg["params"]["update"].get("sessionUpdate") == "replay_complete"]
+        if resp.ok:
+            self.failed("RESUME-007", f"{label} succeeded ({js(resp.result, 80)}) instead of -32602.",
+                        fr([resp, r.req]))
+        elif resp.error_code == -32602:
+            if (markers or replayed) and r.overlaps:
+                x = (markers + replayed)[0]
+                self.noted("RESUME-007", f"{r.overlap_note(label)}: it was rejected with -32602 and a "
+                           f"{x.msg['params']['update'].get('sessionUpdate')} for the session came before the "
+                           f"error (t={x.t:.2f}), perhaps for the other resume.", fr([x, resp, r.req]))
+            elif markers or replayed:
+                x = (markers + replayed)[0]
+                self.failed("RESUME-007", f"{label} was rejected with -32602 but a "
+                            f"{x.msg['params']['update'].get('sessionUpdate')} came before the error "
+                            f"(t={x.t:.2f}).", fr([x, resp, r.req]))
+            else:
+                self.pass_few("RESUME-007", f"{label} was rejected with -32602, nothing replayed.", [resp, r.req])
+        elif resp.error_code == -32002:
+            self.noted("RESUME-007", f"{label} was answered -32002 (session not found), so the cursor was not "
+                       "judged.", fr([resp, r.req]))
+        else:
+            self.failed("RESUME-007", f"{label} was answered with error {js(resp.error)}, not -32602.",
+                        fr([resp, r.req]))
+
+    def _judge_result_arrays(self, r: _R, resp: Msg, label: str) -> None:
+        """RESUME-011: configOptions and availableCommands of the result, when present, are arrays."""
         res = resp.result if isinstance(resp.result, dict) else {}
         bad = [k for k in ("configOptions", "availableCommands") if k in res and not isinstance(res[k], list)]
         if bad:
@@ -211,37 +236,33 @@ class ResumeLifecycleMonitor(ConnMonitor):
             self.pass_few("RESUME-011", f"{label}: result members {present or 'none'} "
                           f"{'are arrays' if present else 'of configOptions/availableCommands present'}.",
                           [resp, r.req])
-        if rf is None:
-            # RESUME-006
-            old = [m for m in replayed if _ref(m.msg["params"]["update"]) in r.known]
-            if old and r.overlaps:
-                x = old[0]
-                self.noted("RESUME-006", f"{r.overlap_note(label)}: {x.msg['params']['update'].get('sessionUpdate')} "
-                           f"{js(_ref(x.msg['params']['update']))} of the earlier history came at t={x.t:.2f}, before "
-                           "its response, perhaps replayed for the other resume.", fr([x, r.req, resp]))
-            elif old and r.unfinished is not None:
-                x = old[0]
-                self.noted("RESUME-006", f"{label}: {x.msg['params']['update'].get('sessionUpdate')} "
-                           f"{js(_ref(x.msg['params']['update']))} of the earlier history came at t={x.t:.2f}, before "
-                           f"its response; the earlier resume id={js(r.unfinished.req.id)} (replayFrom start) was "
-                           "answered before replaying the history it owed, so this may be that replay arriving late "
-                           "(RESUME-001 judges it).", fr([x, r.req, resp]))
-            elif old:
-                x = old[0]
-                self.failed("RESUME-006", f"{label}: {x.msg['params']['update'].get('sessionUpdate')} "
-                            f"{js(_ref(x.msg['params']['update']))} of the earlier history was replayed at "
-                            f"t={x.t:.2f}, before the response.", fr([x, r.req, resp]))
-            elif r.known:
-                self.pass_few("RESUME-006", f"{label}: none of the {len(r.known)} known history id(s) was "
-                              f"replayed before the response (t={resp.t:.2f}).", [resp, r.req])
-            return
-        # with replayFrom {type: start}
-        if not r.known:
-            return
-        if r.overlaps:
-            self.noted("RESUME-001", f"{r.overlap_note(label)}: which history updates were its replay is not "
-                       "judged.", fr([resp, r.req]))
-            return
+
+    def _judge_no_replay(self, r: _R, resp: Msg, label: str, replayed: list[Msg]) -> None:
+        """RESUME-006: without replayFrom, no earlier history is replayed before the response."""
+        old = [m for m in replayed if _ref(m.msg["params"]["update"]) in r.known]
+        if old and r.overlaps:
+            x = old[0]
+            self.noted("RESUME-006", f"{r.overlap_note(label)}: {x.msg['params']['update'].get('sessionUpdate')} "
+                       f"{js(_ref(x.msg['params']['update']))} of the earlier history came at t={x.t:.2f}, before "
+                       "its response, perhaps replayed for the other resume.", fr([x, r.req, resp]))
+        elif old and r.unfinished is not None:
+            x = old[0]
+            self.noted("RESUME-006", f"{label}: {x.msg['params']['update'].get('sessionUpdate')} "
+                       f"{js(_ref(x.msg['params']['update']))} of the earlier history came at t={x.t:.2f}, before "
+                       f"its response; the earlier resume id={js(r.unfinished.req.id)} (replayFrom start) was "
+                       "answered before replaying the history it owed, so this may be that replay arriving late "
+                       "(RESUME-001 judges it).", fr([x, r.req, resp]))
+        elif old:
+            x = old[0]
+            self.failed("RESUME-006", f"{label}: {x.msg['params']['update'].get('sessionUpdate')} "
+                        f"{js(_ref(x.msg['params']['update']))} of the earlier history was replayed at "
+                        f"t={x.t:.2f}, before the response.", fr([x, r.req, resp]))
+        elif r.known:
+            self.pass_few("RESUME-006", f"{label}: none of the {len(r.known)} known history id(s) was "
+                          f"replayed before the response (t={resp.t:.2f}).", [resp, r.req])
+
+    def _judge_replay_before_response(self, r: _R, resp: Msg, label: str, replayed: list[Msg]) -> None:
+        """RESUME-001: with replayFrom start, the known history is replayed before the response, none after."""
         if r.after:
             x = r.after[0]
             self.failed("RESUME-001", f"{label}: history update {x.msg['params']['update'].get('sessionUpdate')} "
@@ -253,7 +274,9 @@ class ResumeLifecycleMonitor(ConnMonitor):
         else:
             self.untested("RESUME-001", f"{label}: nothing of the {len(r.known)} known history id(s) was replayed "
                           "(retention is optional).", fr([resp, r.req]))
-        # PROMPT-007
+
+    def _judge_original_user_ids(self, r: _R, resp: Msg, label: str, replayed: list[Msg]) -> None:
+        """PROMPT-007: a replayed user message keeps the messageId it was given live."""
         live_ids = set().union(*r.users.values()) if r.users else set()
         for content, mids in r.users.items():
             same = [m for m in replayed if m.msg["params"]["update"].get("sessionUpdate") in USER_KINDS
@@ -273,4 +296,3 @@ class ResumeLifecycleMonitor(ConnMonitor):
             elif not any(hashable(i) and (i in live_ids or i in self.inserted) for i in ids):
                 self.failed("PROMPT-007", f"{label}: the user message inserted as {js(sorted(mids, key=str))} was "
                             f"replayed (same content) as {js(ids[0])}.", fr([same[0], r.req, resp]))
-

@@ -58,72 +58,82 @@ class TerminalMonitor(ConnMonitor):
             tid = upd.get("terminalId")
             if not isinstance(tid, str) or not tid:
                 self.failed("TERM-001", f"a {kind} at t={m.t:.2f} has terminalId {js(tid)}.", fr([m]))
-                continue
-            t = terms.get((sid, tid))
-            if kind == "terminal_output_chunk":
-                if strict_b64(upd.get("data")):
-                    self.pass_few("TERM-003", f"terminal_output_chunk for {tid!r} is valid base64 on its own.", [m])
-                else:
-                    self.failed("TERM-003", f"terminal_output_chunk for {tid!r} at t={m.t:.2f} has data "
-                                f"{js(upd.get('data'), 80)}, not strict base64.", fr([m]))
-                if t is not None and t.exited is not None:
-                    self.warned("TERM-004", f"terminal_output_chunk for {tid!r} at t={m.t:.2f} after its exitStatus "
-                                f"(t={t.exited.t:.2f}).", fr([m, t.exited]))
-                continue
-            new = t is None
-            if new:
-                t = terms[(sid, tid)] = Term(sid, tid, m)
-                if isinstance(upd.get("command"), str):
-                    self.pass_few("TERM-002", f"the first terminal_update of {tid!r} names its command "
-                                  f"{upd['command']!r}.", [m], key="command")
-                else:
-                    self.warned("TERM-002", f"the first terminal_update of {tid!r} (t={m.t:.2f}) has no command.",
-                                fr([m]))
-            elif t.exited is not None:
-                cmd = upd.get("command")
-                if (cmd is not None and t.command is not None and cmd != t.command) or \
-                        ("exitStatus" in upd and upd.get("exitStatus") is None):
-                    self.failed("TERM-001", f"terminal {tid!r} exited at t={t.exited.t:.2f}, then a terminal_update "
-                                f"at t={m.t:.2f} {'sets command ' + js(cmd) if cmd is not None and cmd != t.command else 'clears exitStatus'}"
-                                ": the id is reused for another terminal.", fr([m, t.exited]))
-                    continue
-            self.pass_few("TERM-001", f"terminal_update for {tid!r} (string terminalId, not reused).", [m])
-            if upd.get("cwd") is not None:
-                if is_abs_path(upd.get("cwd")):
-                    self.pass_few("TERM-002", f"terminal {tid!r}: cwd {upd['cwd']!r} is absolute.", [m], key="cwd")
-                else:
-                    self.failed("TERM-002", f"terminal {tid!r} at t={m.t:.2f}: cwd {js(upd.get('cwd'))} is not "
-                                "an absolute path.", fr([m]))
-            out = upd.get("output")
-            if isinstance(out, dict) and "data" in out:
-                if strict_b64(out.get("data")):
-                    self.pass_few("TERM-003", f"terminal {tid!r}: output.data is valid base64.", [m])
-                else:
-                    self.failed("TERM-003", f"terminal {tid!r} at t={m.t:.2f}: output.data {js(out.get('data'), 80)} "
-                                "is not strict base64.", fr([m]))
-            if upd.get("command") is not None:
-                t.command = upd.get("command")
-            ex = upd.get("exitStatus")
-            if ex is not None:
-                code = ex.get("exitCode") if isinstance(ex, dict) else None
-                sig = ex.get("signal") if isinstance(ex, dict) else None
-                if not isinstance(ex, dict) or (code is not None and (not isinstance(code, int) or isinstance(code, bool))) \
-                        or (sig is not None and not isinstance(sig, str)):
-                    self.failed("TERM-004", f"terminal {tid!r} at t={m.t:.2f}: exitStatus {js(ex)} is not "
-                                "{exitCode: integer|null, signal: string|null}.", fr([m]))
-                else:
-                    self.pass_few("TERM-004", f"terminal {tid!r} exited with {js(ex)}.", [m])
-                if t.exited is None:
-                    t.exited = m
-            t.store_capabilities(upd)
-            if t.exited is not None and t.had_cancel:
-                if t.cancel is not None:
-                    self.warned("TERM-008", f"terminal {tid!r} reported exitStatus but still advertises "
-                                f"capabilities.cancel (t={m.t:.2f}).", fr([m, t.exited]))
-                elif m is t.exited or "capabilities" in upd:
-                    self.pass_few("TERM-008", f"terminal {tid!r} exited and withdrew capabilities.cancel.", [m])
+            elif kind == "terminal_output_chunk":
+                self._on_output_chunk(m, upd, tid, terms.get((sid, tid)))
+            else:
+                self._on_terminal_update(m, upd, sid, tid, terms)
         for req, t, cancellable in cancels:
             self._judge_cancel(log, req, t, cancellable, window)
+
+    def _on_output_chunk(self, m: Msg, upd: dict, tid: str, t: Term | None) -> None:
+        """TERM-003: the chunk's data is strict base64; TERM-004: no output after the terminal exited."""
+        if strict_b64(upd.get("data")):
+            self.pass_few("TERM-003", f"terminal_output_chunk for {tid!r} is valid base64 on its own.", [m])
+        else:
+            self.failed("TERM-003", f"terminal_output_chunk for {tid!r} at t={m.t:.2f} has data "
+                        f"{js(upd.get('data'), 80)}, not strict base64.", fr([m]))
+        if t is not None and t.exited is not None:
+            self.warned("TERM-004", f"terminal_output_chunk for {tid!r} at t={m.t:.2f} after its exitStatus "
+                        f"(t={t.exited.t:.2f}).", fr([m, t.exited]))
+
+    def _on_terminal_update(self, m: Msg, upd: dict, sid: str, tid: str, terms: dict[tuple[str, str], Term]) -> None:
+        """TERM-001 (id not reused), TERM-002 (command, absolute cwd), TERM-003 (output.data), then the exit."""
+        t = terms.get((sid, tid))
+        if t is None:
+            t = terms[(sid, tid)] = Term(sid, tid, m)
+            if isinstance(upd.get("command"), str):
+                self.pass_few("TERM-002", f"the first terminal_update of {tid!r} names its command "
+                              f"{upd['command']!r}.", [m], key="command")
+            else:
+                self.warned("TERM-002", f"the first terminal_update of {tid!r} (t={m.t:.2f}) has no command.",
+                            fr([m]))
+        elif t.exited is not None:
+            cmd = upd.get("command")
+            if (cmd is not None and t.command is not None and cmd != t.command) or \
+                    ("exitStatus" in upd and upd.get("exitStatus") is None):
+                self.failed("TERM-001", f"terminal {tid!r} exited at t={t.exited.t:.2f}, then a terminal_update "
+                            f"at t={m.t:.2f} {'sets command ' + js(cmd) if cmd is not None and cmd != t.command else 'clears exitStatus'}"
+                            ": the id is reused for another terminal.", fr([m, t.exited]))
+                return
+        self.pass_few("TERM-001", f"terminal_update for {tid!r} (string terminalId, not reused).", [m])
+        if upd.get("cwd") is not None:
+            if is_abs_path(upd.get("cwd")):
+                self.pass_few("TERM-002", f"terminal {tid!r}: cwd {upd['cwd']!r} is absolute.", [m], key="cwd")
+            else:
+                self.failed("TERM-002", f"terminal {tid!r} at t={m.t:.2f}: cwd {js(upd.get('cwd'))} is not "
+                            "an absolute path.", fr([m]))
+        out = upd.get("output")
+        if isinstance(out, dict) and "data" in out:
+            if strict_b64(out.get("data")):
+                self.pass_few("TERM-003", f"terminal {tid!r}: output.data is valid base64.", [m])
+            else:
+                self.failed("TERM-003", f"terminal {tid!r} at t={m.t:.2f}: output.data {js(out.get('data'), 80)} "
+                            "is not strict base64.", fr([m]))
+        if upd.get("command") is not None:
+            t.command = upd.get("command")
+        self._on_exit_and_capabilities(m, upd, tid, t)
+
+    def _on_exit_and_capabilities(self, m: Msg, upd: dict, tid: str, t: Term) -> None:
+        """TERM-004: the exitStatus shape; TERM-008: an exited terminal withdraws capabilities.cancel."""
+        ex = upd.get("exitStatus")
+        if ex is not None:
+            code = ex.get("exitCode") if isinstance(ex, dict) else None
+            sig = ex.get("signal") if isinstance(ex, dict) else None
+            if not isinstance(ex, dict) or (code is not None and (not isinstance(code, int) or isinstance(code, bool))) \
+                    or (sig is not None and not isinstance(sig, str)):
+                self.failed("TERM-004", f"terminal {tid!r} at t={m.t:.2f}: exitStatus {js(ex)} is not "
+                            "{exitCode: integer|null, signal: string|null}.", fr([m]))
+            else:
+                self.pass_few("TERM-004", f"terminal {tid!r} exited with {js(ex)}.", [m])
+            if t.exited is None:
+                t.exited = m
+        t.store_capabilities(upd)
+        if t.exited is not None and t.had_cancel:
+            if t.cancel is not None:
+                self.warned("TERM-008", f"terminal {tid!r} reported exitStatus but still advertises "
+                            f"capabilities.cancel (t={m.t:.2f}).", fr([m, t.exited]))
+            elif m is t.exited or "capabilities" in upd:
+                self.pass_few("TERM-008", f"terminal {tid!r} exited and withdrew capabilities.cancel.", [m])
 
     def _judge_cancel(self, log: ConnLog, req: Msg, t: Term | None, cancellable: bool, window: float) -> None:
         p = req.params if isinstance(req.params, dict) else {}
@@ -133,16 +143,7 @@ class TerminalMonitor(ConnMonitor):
         if resp is None:
             return
         if not cancellable:
-            if sid not in active_sessions(log, req):
-                return
-            why = ("an unknown terminal" if t is None else "an exited terminal" if t.exited is not None
-                   else "a terminal that does not advertise capabilities.cancel")
-            if resp.error_code == -32602:
-                self.pass_few("TERM-006", f"{label} ({why}) was rejected with -32602.", [resp, req], key=why)
-            else:
-                self.failed("TERM-006", f"{label} ({why}) was answered "
-                            f"{'with ' + js(resp.result) if resp.ok else 'with error ' + js(resp.error_code)} "
-                            "instead of -32602.", fr([resp, req]))
+            self._judge_not_cancellable(log, req, resp, t, sid, label)
             return
         later = [m for m in log.msgs if m.order > req.order]
         exits = [m for m in later if (su := session_update(m)) and su[0] == sid
@@ -150,6 +151,27 @@ class TerminalMonitor(ConnMonitor):
                  and su[1].get("exitStatus") is not None]
         idles = [m for m in later if (su := session_update(m)) and su[0] == sid
                  and su[1].get("sessionUpdate") == "state_update" and su[1].get("state") == "idle"]
+        if not self._judge_cancel_ends_terminal(log, req, resp, label, exits, idles, window):
+            return
+        self._judge_cancel_scope(log, req, resp, sid, tid, label, later, idles)
+
+    def _judge_not_cancellable(self, log: ConnLog, req: Msg, resp: Msg, t: Term | None, sid: Any,
+                               label: str) -> None:
+        """TERM-006: cancelling an unknown, exited or non-cancellable terminal of a live session is -32602."""
+        if sid not in active_sessions(log, req):
+            return
+        why = ("an unknown terminal" if t is None else "an exited terminal" if t.exited is not None
+               else "a terminal that does not advertise capabilities.cancel")
+        if resp.error_code == -32602:
+            self.pass_few("TERM-006", f"{label} ({why}) was rejected with -32602.", [resp, req], key=why)
+        else:
+            self.failed("TERM-006", f"{label} ({why}) was answered "
+                        f"{'with ' + js(resp.result) if resp.ok else 'with error ' + js(resp.error_code)} "
+                        "instead of -32602.", fr([resp, req]))
+
+    def _judge_cancel_ends_terminal(self, log: ConnLog, req: Msg, resp: Msg, label: str, exits: list[Msg],
+                                    idles: list[Msg], window: float) -> bool:
+        """TERM-005: an accepted cancel is followed by the terminal's exitStatus. False when not accepted."""
         if not resp.ok or not isinstance(resp.result, dict):
             if not resp.ok and exits and exits[0].order < resp.order:
                 self.noted("TERM-005", f"{label}: the terminal exited before the answer (error "
@@ -157,7 +179,7 @@ class TerminalMonitor(ConnMonitor):
             else:
                 self.failed("TERM-005", f"{label} (the terminal advertised capabilities.cancel) was answered "
                             f"{js(resp.error if not resp.ok else resp.result)}.", fr([resp, req]))
-            return
+            return False
         if exits:
             self.pass_few("TERM-005", f"{label} was answered {js(resp.result)} (t={resp.t:.2f}) and the terminal "
                           f"reported exitStatus {js(exits[0].msg['params']['update']['exitStatus'])} at "
@@ -169,7 +191,11 @@ class TerminalMonitor(ConnMonitor):
         else:
             self.untested("TERM-005", f"{label} was accepted; the connection ended before an exitStatus.",
                           fr([resp, req]))
-        # TERM-007: referencing tool calls are not cancelled by it; the turn is not ended as cancelled by it
+        return True
+
+    def _judge_cancel_scope(self, log: ConnLog, req: Msg, resp: Msg, sid: Any, tid: Any, label: str,
+                            later: list[Msg], idles: list[Msg]) -> None:
+        """TERM-007: referencing tool calls are not cancelled by it; the turn is not ended as cancelled by it."""
         end = idles[0] if idles else None
         user = [m for m in later if (end is None or m.order < end.order) and m.direction == SENT
                 and m.kind in (REQUEST, NOTIFICATION) and m.session_id == sid
