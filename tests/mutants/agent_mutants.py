@@ -9,7 +9,7 @@ or notes about. Run one with::
 
     python tests/mutants/agent_mutants.py NAME
 
-The prompt-steering words of the reference agent apply (see acp_conformance/reference/agent.py):
+The prompt-steering words of the reference agent apply (see acp_conformance/reference/agent/__init__.py):
 "slowly" = about 6 s of work, "permission" = a permission request, "tool" = a tool call, "fail" =
 the work fails after insertion.
 """

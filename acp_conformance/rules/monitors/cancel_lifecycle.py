@@ -321,7 +321,7 @@ class CancelLifecycleMonitor(FrameLogMixin, ConnMonitor):
         return {f.seq for s in sent for f in s.answers + s.maybe}
 
     def _judge_cancel_request(self, log: ConnLog, cr: Msg, answered_lines: Callable[[], set[int]]) -> None:
-        rid = cr.params.get("requestId")
+        rid = cr.params.get("requestId") if isinstance(cr.params, dict) else None
         nxt = next((m for m in log.msgs if m.order > cr.order and m.direction == SENT and m.kind == REQUEST), None)
         where = f"$/cancel_request for requestId {js(rid)} (not pending) at t={cr.t:.2f}"
         if nxt is None or not nxt.responses:

@@ -206,8 +206,9 @@ class TerminalMonitor(ConnMonitor):
             if su and su[0] == sid and su[1].get("sessionUpdate") in ("tool_call_update", "tool_call_content_chunk"):
                 c = su[1].get("content")
                 items = c if isinstance(c, list) else [c]
-                if any(isinstance(i, dict) and i.get("type") == "terminal" and i.get("terminalId") == tid for i in items):
-                    refs.add(su[1].get("toolCallId"))
+                if any(isinstance(i, dict) and i.get("type") == "terminal" and i.get("terminalId") == tid for i in items) \
+                        and isinstance(su[1].get("toolCallId"), str):  # any other id is the schema check's
+                    refs.add(su[1]["toolCallId"])
         if user:
             return
         for m in later:
@@ -215,7 +216,8 @@ class TerminalMonitor(ConnMonitor):
                 break
             su = session_update(m)
             if su and su[0] == sid and su[1].get("sessionUpdate") == "tool_call_update" \
-                    and su[1].get("toolCallId") in refs and su[1].get("status") == "cancelled":
+                    and isinstance(su[1].get("toolCallId"), str) and su[1]["toolCallId"] in refs \
+                    and su[1].get("status") == "cancelled":
                 self.failed("TERM-007", f"after {label} the tool call {su[1]['toolCallId']!r} that shows the "
                             f"terminal went 'cancelled' (t={m.t:.2f}) though only the terminal was cancelled.",
                             fr([m, req, resp]))

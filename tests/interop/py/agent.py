@@ -1,6 +1,6 @@
 """A small ACP v2 agent on the official Python SDK (agent-client-protocol 1.0.0rc3, acp.experimental.v2).
 
-It mirrors the app-level behaviour of acp_conformance/reference/agent.py as far as the SDK lets
+It mirrors the app-level behaviour of acp_conformance/reference/agent/ as far as the SDK lets
 application code do it (see docs/interop.md): the SDK owns framing, routing, params validation,
 version negotiation and the error codes of the JSON-RPC layer; this file owns sessions, the
 user_message echo with a messageId, state updates, the "slowly" long turn and the "fail" turn,

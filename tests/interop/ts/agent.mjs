@@ -1,7 +1,7 @@
 // A small ACP v2 agent on the official TypeScript SDK (@agentclientprotocol/sdk 2.4.0,
 // entrypoint @agentclientprotocol/sdk/experimental/v2).
 //
-// It mirrors the app-level behaviour of acp_conformance/reference/agent.py as far as the SDK lets
+// It mirrors the app-level behaviour of acp_conformance/reference/agent/ as far as the SDK lets
 // application code do it (see docs/interop.md): the SDK owns framing, routing, params validation,
 // version negotiation and the JSON-RPC error codes; this file owns sessions, the user_message
 // echo with a messageId, state updates, the "slowly" long turn and the "fail" turn, cancel,
