@@ -262,18 +262,9 @@ class FrameLogMixin:
 
 @dataclass(eq=False)
 class TrackedSession:
-    """One session as a monitor follows it: whether its work runs, and its session/resume requests not yet
-    answered (while one is pending, what arrives for the session may be replayed history, not live work)."""
+    """One session as a monitor follows it: whether its work runs. Its pending resumes (while one is pending, what
+    arrives may be replayed history) come from the session model: ``log.sessions.session(sid).resumes_pending_at``."""
     active: bool = False  # reported running/requires_action and not idle since
-    resume_pending: list[Msg] = field(default_factory=list)
-
-    @property
-    def in_resume(self) -> bool:
-        return bool(self.resume_pending)
-
-    def resume_answered(self, rq: Msg) -> None:
-        if rq in self.resume_pending:
-            self.resume_pending.remove(rq)
 
     def follow_state(self, state: Any) -> bool:
         """Follows a state_update's state; whether it changed ``active`` (work started, or this idle ended it)."""
