@@ -99,7 +99,8 @@ def child(code: str, argv: list[str], seed: int, budget: float, prestart: str) -
     s = result.stats
     steps, seconds = first[0] if first else (result.steps, result.seconds)
     return {"steps": steps, "seconds": seconds, "examples": s.examples, "processes": s.processes,
-            "restart_spares": getattr(s, "restart_spares", 0), "finding": (result.failure or "")[:60],
+            "restart_spares": getattr(s, "restart_spares", 0), "spares_paused": getattr(s, "spares_paused", 0),
+            "finding": (result.failure or "")[:60],
             "split": {k: round(v, 3) for k, v in run_mod.time_split(result).items()}}
 
 
@@ -200,7 +201,8 @@ def main() -> int:
             split = {k: sum(r["split"].get(k, 0) for r in runs) / len(runs) for k in runs[0]["split"]}
             print(f"  {label}: {rates[label]:6.1f} steps/s ({steps} steps in {seconds:.1f} s of search; "
                   f"{sum(r['examples'] for r in runs)} examples, {sum(r['processes'] for r in runs)} processes, "
-                  f"{sum(r['restart_spares'] for r in runs)} restarts on a process started ahead; "
+                  f"{sum(r['restart_spares'] for r in runs)} restarts on a process started ahead, "
+                  f"{sum(r.get('spares_paused', 0) for r in runs)} with the next example's spare kept; "
                   f"findings: {'; '.join(sorted({r['finding'] for r in runs if r['finding']})) or 'none'})")
             print("    time: " + ", ".join(f"{k.replace('_', ' ')} {v:.0%}" for k, v in split.items()))
         mine = rates["this checkout"]

@@ -171,3 +171,48 @@ def test_one_example_judged_again_from_its_frames_gives_the_same_blocking_rules(
     assert "ERR-004" in {f.rule for f in blocking}, [f.rule for f in blocking]
     # an empty example breaks nothing
     assert judge_example([], Validator(cached_schema(None))) == ([], [])
+
+
+def _state(pid: int) -> str:
+    """The process' state letter (/proc/PID/stat): T when it is stopped."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+
+
+def test_a_restart_keeps_the_next_examples_spare_stopped_until_it_has_answered(tmp_path, monkeypatch):
+    """The next example's spare is kept through a restart (not started again after it), stopped while the
+    restarted process starts: a target whose processes wait for a lock one of them holds gets it in the
+    restarted process, not in the spare (running, the spare took the lock the old process freed, and the
+    restarted process never answered its initialize: a failure that was the fuzzer's)."""
+    from acp_conformance.fuzz import example_steps
+
+    seen: list[tuple[str, str]] = []  # the spare's state during each restart step, and after the restart
+    do, restart = example_steps.ExampleSteps.do, example_steps.ExampleSteps.restart
+
+    def spy_do(self, raw, **kw):
+        if "restart" in raw and self.fs.spare is not None:
+            self._spare_pid = self.fs.spare.transport.process.pid
+            seen.append(("during", _state(self._spare_pid)))
+        return do(self, raw, **kw)
+
+    def spy_restart(self):
+        self._spare_pid = None
+        restart(self)
+        if self._spare_pid is not None:
+            seen.append(("after", _state(self._spare_pid)))
+
+    monkeypatch.setattr(example_steps.ExampleSteps, "do", spy_do)
+    monkeypatch.setattr(example_steps.ExampleSteps, "restart", spy_restart)
+    argv = _wrapper(tmp_path, f"""
+        import fcntl
+        lock = open({str(tmp_path / "lock")!r}, "w")
+        fcntl.flock(lock, fcntl.LOCK_EX)  # waits while another process of this agent runs
+        """)
+    mark = uuid.uuid4().hex
+    result = fuzz(FuzzConfig(argv, env={"ACP_TEST_MARK": mark}), seed=1, max_examples=4, step_count=60)
+    assert result.failure is None, result.failure
+    assert result.stats.spares_paused >= 1, result.stats  # restarts came while a spare waited
+    assert result.stats.processes > result.stats.examples and result.stats.spares_died == 0, result.stats
+    assert ("during", "T") in seen and all(state == "T" for when, state in seen if when == "during"), seen
+    assert all(state != "T" for when, state in seen if when == "after"), seen
+    assert _alive_with(mark) == []

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from acp_conformance.rules.findings import FAIL, PASS, WARN
-from test_monitors import run, statuses
+from monitor_transcripts import run, statuses
 
 INIT = r'''
 C->A {"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":2,"capabilities":{},"info":{"name":"c","version":"1"}}}

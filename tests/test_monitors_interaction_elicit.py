@@ -6,7 +6,7 @@ import json
 
 from acp_conformance.rules.findings import FAIL, PASS, SKIP, WARN
 from acp_conformance.rules.monitors.tool import diff_problems
-from test_monitors import run, statuses
+from monitor_transcripts import run, statuses
 
 
 def init(caps):

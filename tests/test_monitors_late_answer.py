@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 from acp_conformance.rules.findings import NOT_TESTED, PASS, WARN
-from test_monitors import INIT2, run, upd
+from monitor_transcripts import INIT2, run, upd
 
 
 def U(sid, update):

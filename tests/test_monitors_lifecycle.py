@@ -9,7 +9,7 @@ from pathlib import Path
 
 from acp_conformance.rules.findings import FAIL, INFO, NOT_TESTED, PASS, WARN
 from acp_conformance.rules.monitors import RULES_CHECKED
-from test_monitors import INIT2, bad, change, run, statuses, upd
+from monitor_transcripts import INIT2, bad, change, run, statuses, upd
 
 LIFECYCLE = {r for r, cls in RULES_CHECKED.items()
              if cls in ("CloseLifecycleMonitor", "StateLifecycleMonitor", "ResumeLifecycleMonitor",

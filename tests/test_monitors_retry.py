@@ -4,7 +4,7 @@ from hand-written frames."""
 from __future__ import annotations
 
 from acp_conformance.rules.findings import FAIL, INFO, PASS
-from test_monitors import A, C, run, upd
+from monitor_transcripts import A, C, run, upd
 
 S = "sess_1"
 INIT = "\n".join([

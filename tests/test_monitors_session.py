@@ -8,7 +8,7 @@ import json
 import pytest
 
 from acp_conformance.rules.findings import FAIL, NOT_TESTED, PASS, SKIP, WARN
-from test_monitors import A, C, run, upd
+from monitor_transcripts import A, C, run, upd
 
 INIT = (C({"jsonrpc": "2.0", "id": 0, "method": "initialize",
            "params": {"protocolVersion": 2, "capabilities": {}, "info": {"name": "t", "version": "1"}}}) + "\n")
@@ -301,7 +301,7 @@ def test_auth_rules():
 
 
 def test_session_011_paths_in_the_session_cwd():
-    from test_monitors import Player
+    from monitor_transcripts import Player
     def go(path):
         p = Player()
         p.event("start", argv=["agent"], cwd="/w", pid=2)
@@ -316,7 +316,7 @@ def test_session_011_paths_in_the_session_cwd():
 
 def test_session_011_locations_that_are_no_array_end_no_run():
     # a float once raised TypeError in the monitor, losing every finding of the test; the schema judges the shape
-    from test_monitors import Player
+    from monitor_transcripts import Player
     p = Player()
     p.event("start", argv=["agent"], cwd="/w", pid=2)
     p.play(init() + req(1, "session/new", {"cwd": "/w/project"}) + ok(1, {"sessionId": "s1"})

@@ -17,7 +17,7 @@ import pytest
 from suite_run import REFERENCE_AGENT, mutant_cmd, run_suite
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "mutants"))
-from agent_mutants import MUTANTS  # noqa: E402
+from agent_mutants import MUTANTS, UNFLAGGED  # noqa: E402
 
 # the rules this first slice of the suite checks (issue 2), each of which must pass on the reference
 SLICE = ["PROMPT-001", "PROMPT-002", "PROMPT-003", "PROMPT-004", "PROMPT-005", "PROMPT-006", "PROMPT-011",
@@ -83,13 +83,15 @@ def test_every_checked_must_rule_has_a_mutant():
 
 @pytest.mark.parametrize("name", sorted(n for n in MUTANTS if n not in HOSTILE))
 def test_mutant_is_flagged_for_its_rule(name, tmp_path):
-    rules, _cls = MUTANTS[name]
+    rules, cls = MUTANTS[name]
     from acp_conformance.rules.catalog import load_catalog
     only_should = all(load_catalog()[x].warns for x in rules)  # SHOULD or advisory
     # a broken SHOULD warns; --acp-strict makes the warning block, so the run must then fail.
     # By default only the scenarios bound to the mutant's rules run (the whole suite for 80 mutants
     # would take CI half an hour); ACP_FULL_MUTANTS=1 runs the whole suite against every mutant.
+    # A mutant's SUITE_OPTIONS tune a threshold its defect is measured against (cancel-006: 1 s, not 10 s).
     strict = ["--acp-strict"] if only_should else []
+    strict += getattr(cls, "SUITE_OPTIONS", ())
     r = None
     if not os.environ.get("ACP_FULL_MUTANTS"):
         r = run_suite(mutant_cmd(name), tmp_path / "selected", *strict, f"--acp-rules={','.join(rules)}")
@@ -104,6 +106,21 @@ def test_mutant_is_flagged_for_its_rule(name, tmp_path):
         assert r.status(rule) == expect, (rule, r.rule(rule))
     others = (r.with_status("fail") | r.with_status("warn")) - set(rules)
     assert not others, {o: r.rule(o)["evidence"][:1] for o in others}
+
+
+def test_may_mutant_is_noted_not_failed(tmp_path):
+    """session-009 answers session/new -32000 while listing no authMethods. SESSION-009 is a MAY, so the
+    monitor's warning is read as a note: the rule is not failed nor warned, its reason names the defect, and
+    the run says it was blocked by authentication (not conformant: nothing past session/new was reached)."""
+    rules, _cls = UNFLAGGED["session-009"]
+    r = run_suite(mutant_cmd("session-009"), tmp_path, f"--acp-rules={','.join(rules)}")
+    assert r.returncode == 1, r.output[-3000:]
+    rule = r.rule("SESSION-009")
+    assert rule["status"] == "not-tested", rule
+    assert "lists no authMethods" in rule["reason"], rule
+    assert [e["status"] for e in rule["evidence"]] == ["warn"], rule["evidence"]
+    assert not r.with_status("fail") and not r.with_status("warn"), r.with_status("fail") | r.with_status("warn")
+    assert "blocked by authentication" in r.output
 
 
 @pytest.mark.parametrize("name, words", [
@@ -144,6 +161,12 @@ def test_bad_options_are_usage_errors(tmp_path):
     (tmp_path / "a-file").write_text("")
     r = run_suite(REFERENCE_AGENT, tmp_path, f"--acp-report-dir={tmp_path / 'a-file' / 'reports'}")
     assert r.returncode == 2 and "--acp-report-dir: cannot create" in r.output and "Traceback" not in r.output
+
+
+def test_the_cancel_threshold_is_a_positive_number(tmp_path):
+    r = run_suite(REFERENCE_AGENT, tmp_path, "--acp-cancel-warn-after=0")
+    assert r.returncode == 2 and "--acp-cancel-warn-after must be a positive number" in r.output, r.output[-2000:]
+    assert "Traceback" not in r.output
 
 
 def test_parallel_run_gives_the_same_verdicts_as_a_serial_one(reference_run, tmp_path):

@@ -58,6 +58,7 @@ class StepStats:
     processes: int = 0  # target processes started
     spares_died: int = 0  # spare processes that died before their example could use them
     restart_spares: int = 0  # restarts that took a process started ahead in their directory
+    spares_paused: int = 0  # restarts during which the next example's spare was kept, stopped
     found_after: float | None = None  # seconds into the run when the first failing example ended
     found_steps: int = 0  # the length of that example (before shrinking), in scenario steps
     by_kind: dict[str, list[float]] = field(default_factory=dict)  # step kind -> [count, seconds]

@@ -351,14 +351,14 @@ class ExampleSteps(RuleBasedStateMachine):
         """A new agent process in the same directory (sessions persist; none is active there)."""
         for ref in list(self.sessions):
             self.idle(ref)
-        # no spare until the new process has answered: one still starting could take what the old
-        # process frees (a lock) before the new one does
-        self.fs.drop_spare()
-        self.do({"restart": {}})
-        self.used_ids.clear()
-        for s in self.sessions.values():
-            s.alive = False
-        self.initialize_connection({"protocolVersion": 2, "info": {"name": "fuzz", "version": "0"}}, 0)
+        # the next example's spare is stopped until the new process has answered: running, it could take
+        # what the old process frees (a lock) before the new one does
+        with self.fs.spare_paused():
+            self.do({"restart": {}})
+            self.used_ids.clear()
+            for s in self.sessions.values():
+                s.alive = False
+            self.initialize_connection({"protocolVersion": 2, "info": {"name": "fuzz", "version": "0"}}, 0)
         self.fs.refill_spare()
 
     def teardown(self):

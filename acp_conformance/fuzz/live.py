@@ -11,7 +11,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import anyio
 
@@ -248,6 +248,22 @@ class FuzzSession:
         """Start the spare for the next example (when spares are on and the budget is not over)."""
         if self.spare is None and self.prestart and not self.over_budget():
             self.spare = self._start_spare()
+
+    @contextlib.contextmanager
+    def spare_paused(self) -> Iterator[None]:
+        """The next example's spare, stopped (SIGSTOP) while a restart's process starts, and going on after.
+        Kept, not discarded: its start-up was paid for and the next example takes it ready (discarded, it
+        was started again after the restart, and an example shorter than a start then waited for it).
+        Stopped, so that it cannot take what the old process frees (a lock it waited for) before the
+        restarted process does."""
+        spare = self.spare
+        paused = spare is not None and spare.transport.running and spare.transport.pause()
+        self.stats.spares_paused += paused
+        try:
+            yield
+        finally:
+            if paused:
+                spare.transport.unpause()  # (also when it was discarded meanwhile: a no-op then)
 
     def prestart_restart(self, target: LiveTarget) -> None:
         """Start the process that a restart of ``target`` would take (when spares are on and the budget is

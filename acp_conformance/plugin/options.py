@@ -77,6 +77,8 @@ def add_options(parser: pytest.Parser) -> None:
                 help="run the agent in this directory instead of a fresh temporary one per test")
     g.addoption("--acp-work-threshold", dest="acp_work_threshold", default=5.0, metavar="S",
                 help="PROMPT-005: work longer than this whose response came only after idle fails (default 5)")
+    g.addoption("--acp-cancel-warn-after", dest="acp_cancel_warn_after", default=10.0, metavar="S",
+                help="CANCEL-006: a cancelled idle later than this after session/cancel warns (default 10)")
     g.addoption("--acp-stop-reason-should", dest="acp_stop_reason_should", action="store_true", default=False,
                 help="PROMPT-013: treat a missing stopReason as a warning (the schema's SHOULD) not a failure")
     g.addoption("--acp-rules", dest="acp_rules", default=None, metavar="IDS",
@@ -261,6 +263,7 @@ def build_run_config(config: pytest.Config) -> RunConfig | None:
                 for name in ("timeout", "startup_timeout", "test_timeout")}
     monitor_options = {
         "insertion_work_threshold": _positive(config, "acp_work_threshold", "--acp-work-threshold"),
+        "cancel_warn_after": _positive(config, "acp_cancel_warn_after", "--acp-cancel-warn-after"),
         "stop_reason_required": not config.getoption("acp_stop_reason_should"),
     }
     multiplier = _positive(config, "acp_timeout_multiplier", "--acp-timeout-multiplier", what="")

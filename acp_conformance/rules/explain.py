@@ -115,7 +115,7 @@ def mutant_lines(rule_id: str, root: Path = _PKG_PARENT) -> list[str] | None:
         if not script.is_file():
             continue
         mutants, unflagged = load_mutants(script)
-        for label, table in (("", mutants), (" (only warns: not run end to end)", unflagged)):
+        for label, table in (("", mutants), (" (only warned or noted)", unflagged)):
             for name, (rules, cls) in sorted(table.items()):
                 if rule_id in rules:
                     where = _class_place(script.parent, cls.__name__)

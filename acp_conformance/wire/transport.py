@@ -13,6 +13,7 @@ import os
 import shlex
 import signal
 import subprocess
+import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -210,6 +211,27 @@ class Transport:
         self.transcript = transcript
         transcript.event(EV_START, argv=self.argv, cwd=self.cwd, pid=self.process.pid if self.process else None,
                          prestarted=True)
+
+    def pause(self, settle: float = 1.0) -> bool:
+        """Stop the process group (SIGSTOP) of a process started ahead, until ``unpause``: it keeps what it
+        holds and takes nothing more meanwhile (False: it is gone). A signal takes effect when the process
+        next runs: this returns once the process is seen stopped (where /proc tells; at most ``settle`` s)."""
+        if not self._signal_group(signal.SIGSTOP):
+            return False
+        deadline = time.monotonic() + settle
+        while time.monotonic() < deadline:
+            try:
+                with open(f"/proc/{self.process.pid}/stat", encoding="ascii", errors="replace") as f:
+                    state = f.read().rsplit(")", 1)[1].split()[0]
+            except (OSError, IndexError):  # no /proc, or the process is gone
+                break
+            if state in ("T", "t", "Z", "X"):
+                break
+            time.sleep(0.0005)
+        return True
+
+    def unpause(self) -> None:
+        self._signal_group(signal.SIGCONT)
 
     async def discard(self) -> None:
         """Kill a process started ahead that is not used (its output was never read)."""

@@ -48,9 +48,17 @@ class Auth003(_WithAuth):
     AUTH_METHODS = [{"type": "agent", "methodId": "conformance-login"}]
 
 
+class Auth004(_WithAuth):
+    """auth/login succeeds whatever methodId it is given, also one that was never advertised."""
+
+    def handle_auth_login(self, ctx, params):
+        self.log_in(ctx)
+
+
 MUTANTS: dict[str, tuple[tuple[str, ...], type]] = {
     "auth-005": (("AUTH-005",), Auth005),
     "auth-001": (("AUTH-001",), Auth001),
     "auth-002": (("AUTH-002", "INIT-007"), Auth002),  # INIT-007 judges the same initialize result
     "auth-003": (("AUTH-003",), Auth003),
+    "auth-004": (("AUTH-004",), Auth004),
 }

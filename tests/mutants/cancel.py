@@ -161,6 +161,18 @@ class Cancel014(ReferenceAgent):
         super().cancel_held_prompts(session)
 
 
+class Cancel006(ReferenceAgent):
+    """Reads session/cancel only after the step it is in: the work goes on for 2.5 s before it stops with
+    the cancelled idle. Judged with ``SUITE_OPTIONS`` (a 1 s threshold instead of the default 10 s), so the
+    mutant is slow by a lower bound that load cannot shrink, yet the test is not held for 10 s per cancel."""
+
+    LAG = 2.5
+    SUITE_OPTIONS = ("--acp-cancel-warn-after=1",)
+
+    def handle_session_cancel(self, params):
+        self.loop.call_later(self.LAG, super().handle_session_cancel, params)
+
+
 class Cancel007(ReferenceAgent):
     """Cancelled while waiting for a permission answer it withdraws the request, but a late "allow" still
     runs the tool: running, the tool call in_progress and completed, idle end_turn."""
@@ -194,5 +206,6 @@ MUTANTS: dict[str, tuple[tuple[str, ...], type]] = {
     "cancel-012": (("CANCEL-012", "ERR-004"), Cancel012),
     "cancel-013": (("CANCEL-013", "ERR-004"), Cancel013),
     "cancel-014": (("CANCEL-014",), Cancel014),
+    "cancel-006": (("CANCEL-006",), Cancel006),
     "cancel-007": (("CANCEL-007",), Cancel007),
 }

@@ -1,6 +1,7 @@
 """Mutants of the SESSION rules: each a small subclass of the reference agent that breaks one rule.
 
-``MUTANTS`` maps a mutant name to (the rules the suite must flag, the class). Collected by
+``MUTANTS`` maps a mutant name to (the rules the suite must flag, the class); ``UNFLAGGED`` holds the one
+the suite only notes (a broken MAY). Collected by
 agent_mutants.py, which runs one: ``python tests/mutants/agent_mutants.py NAME``.
 """
 
@@ -88,6 +89,14 @@ class Session012(ReferenceAgent):
         super().check_session_setup(params)
 
 
+class Session009(ReferenceAgent):
+    """Needs a login it never advertises: every session/new is answered -32000 (auth required) while the
+    initialize result lists no authMethods, so a client has no way to authenticate."""
+
+    def handle_session_new(self, ctx, params):
+        self.respond_error(ctx, -32000, "Authentication required")
+
+
 MUTANTS: dict[str, tuple[tuple[str, ...], type]] = {
     "session-005": (("SESSION-005",), Session005),
     "session-008": (("SESSION-008",), Session008),
@@ -97,4 +106,11 @@ MUTANTS: dict[str, tuple[tuple[str, ...], type]] = {
     "wire2-session-002": (("SESSION-002",), Session002),
     "wire2-session-003": (("SESSION-003",), Session003),
     "wire2-session-012": (("SESSION-012",), Session012),
+}
+
+# flagged only as a warning or a note although the rule asks for more: not run by test_mutant_is_flagged_for_its_rule
+UNFLAGGED: dict[str, tuple[tuple[str, ...], type]] = {
+    # a MAY: the monitor's warning is read at the rule's level, a note (tests/test_suite_end_to_end.py
+    # test_may_mutant_is_noted_not_failed)
+    "session-009": (("SESSION-009",), Session009),
 }

@@ -1,0 +1,86 @@
+"""Unit tests of the RESUME checks of the agent-side monitors, on synthetic transcripts
+(tests/monitor_transcripts.py: a broken variant of the reference transcripts must fail its rule and no other)."""
+
+from __future__ import annotations
+
+import pytest
+
+from acp_conformance.rules.findings import FAIL, PASS
+
+from monitor_transcripts import (
+    A, BASE, RESUME_PLAIN, RESUME_REPLAY, assert_fails, bad, base, change, edit, run, statuses, upd,
+)
+
+
+# --- RESUME ---------------------------------------------------------------------------------------
+
+MARKER_1 = 'A->C {"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess_1","update":{"sessionUpdate":"replay_complete"}}}    # end of history (shape inferred from seed)'
+STATE_1 = 'A->C {"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess_1","update":{"sessionUpdate":"state_update","state":"idle"}}}    # current state\n'
+
+
+def test_resume_002_missing_marker():
+    findings = run(change(BASE, MARKER_1, ""))
+    assert_fails(findings, "RESUME-002")
+
+
+def test_resume_002_two_markers():
+    findings = run(change(BASE, MARKER_1, MARKER_1 + "\n" + MARKER_1))
+    assert_fails(findings, "RESUME-002")
+
+
+def test_resume_002_history_after_marker():
+    hist = A(upd("sess_1", {"sessionUpdate": "user_message", "messageId": "msg_u1", "content": [{"type": "text", "text": "Say hello"}]}))
+    findings = run(change(BASE, MARKER_1, MARKER_1 + "\n" + hist))
+    assert_fails(findings, "RESUME-002")
+
+
+def test_resume_003_state_before_marker():
+    s = change(BASE, STATE_1, "")
+    s = change(s, MARKER_1, STATE_1 + MARKER_1)
+    findings = run(s)
+    assert_fails(findings, "RESUME-003", also={"RESUME-004"})
+
+
+def test_resume_003_accepts_a_live_update_in_flight_before_replay_complete():
+    # the reworded replay_complete (Rust SDK 5.5.0): a live update the agent sent before the client's resume
+    # request may still arrive after it, i.e. among the replayed history: not a failure of RESUME-003
+    live = A(upd("sess_1", {"sessionUpdate": "agent_message_chunk", "messageId": "msg_live",
+                            "content": {"type": "text", "text": "still working"}}))
+    findings = run(change(BASE, MARKER_1, live + "\n" + MARKER_1))
+    assert PASS in statuses(findings, "RESUME-003")
+    assert not bad(findings) & {"RESUME-002", "RESUME-003", "RESUME-004"}
+
+
+def test_resume_004_no_state_without_replay():
+    s = change(BASE, 'A->C {"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess_1","update":{"sessionUpdate":"state_update","state":"idle"}}}    # current state, before the response\n', "")
+    findings = run(s)
+    assert_fails(findings, "RESUME-004")
+
+
+@pytest.mark.parametrize("delay, fails", [(None, True), (3, True), (6, False)])
+def test_resume_005_marker_without_replay(delay, fails):
+    marker = A(upd("sess_1", {"sessionUpdate": "replay_complete"}))
+    resp = 'A->C {"jsonrpc":"2.0","id":1,"result":{}}'
+    if delay is None:
+        s = base(resume_plain=edit(RESUME_PLAIN, resp, marker + "\n" + resp))
+    else:
+        s = base(resume_plain=edit(RESUME_PLAIN, resp, f"{resp}\n@+{delay}\n{marker}"))
+    findings = run(s)
+    if fails:
+        assert_fails(findings, "RESUME-005")
+    else:
+        assert FAIL not in statuses(findings, "RESUME-005")
+
+
+def test_resume_005_null_replay_from():
+    s = change(BASE, '"id":1,"method":"session/resume","params":{"sessionId":"sess_1","cwd":"/home/user/project"}}',
+               '"id":1,"method":"session/resume","params":{"sessionId":"sess_1","cwd":"/home/user/project","replayFrom":null}}')
+    findings = run(s)
+    assert PASS in statuses(findings, "RESUME-005")
+    assert not bad(findings)
+
+
+def test_resume_error_is_not_judged():
+    findings = run("\n".join(RESUME_REPLAY.strip().splitlines()[:4]))
+    assert not [f for f in findings if f.rule in ("RESUME-002", "RESUME-003", "RESUME-004")]
+    assert not bad(findings)
