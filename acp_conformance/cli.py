@@ -269,7 +269,7 @@ def _target_argv(a: argparse.Namespace) -> tuple[str, list[str]]:
     side, cmd = ("agent", a.agent_cmd) if a.agent_cmd is not None else ("client", a.client_cmd)
     from .target_command import CommandError, target_argv, with_extra_args
     try:
-        argv = target_argv(side, cmd)
+        argv = target_argv(side, cmd, anchor=Path.cwd())  # fuzz examples and replays run in fresh folders
     except CommandError as e:
         raise _Usage(str(e)) from None
     if a.acp_client_arg:
