@@ -124,12 +124,14 @@ class CancelMonitor(ConnMonitor):
                 continue
             sid, upd, kind = su
             st = sess[sid]
+            facts = log.sessions.session(sid)
+            resuming = facts is not None and bool(facts.resumes_pending_at(m))  # history or snapshots, not live
             if kind in USER_KINDS:
-                _on_user_message(st, m, upd)
+                _on_user_message(st, m, upd, resuming)
             elif kind == "state_update":
-                _on_state(st, m, upd)
+                _on_state(st, m, upd, resuming)
             else:
-                _on_work_update(st, m, upd, background.get(sid, set()))
+                _on_work_update(st, m, upd, background.get(sid, set()), resuming)
         for c in cancels:
             self._judge(log, c)
 
@@ -137,8 +139,6 @@ class CancelMonitor(ConnMonitor):
         sid = m.session_id
         if m.kind == REQUEST and m.method == "session/prompt":
             st.prompts.append(m)
-        elif m.kind == REQUEST and m.method == "session/resume":
-            st.resume_pending.append(m)
         elif m.kind == NOTIFICATION and m.method == "session/cancel":
             if st.active and st.work is not None:
                 if st.cancel is None:
@@ -286,25 +286,23 @@ def _background_by_session(log: ConnLog) -> dict[str, set[Any]]:
 
 
 def _on_answer(m: Msg, rq: Msg, st: _Sess, cancels: list[_Cancel]) -> None:
-    """An answer to the suite's prompt (an error after a cancel) or resume (the resume window closes)."""
+    """An answer to the suite's prompt: an error after a cancel."""
     if rq.method == "session/prompt" and not m.ok:
         for c in cancels:
             if c.sid == rq.session_id and rq in c.prompts:
                 ins = next((u for u, _ in st.user_new if rq.order < u.order < m.order), None)
                 c.error_resps.append((m, rq, ins))
-    elif rq.method == "session/resume":
-        st.resume_answered(rq)
 
 
-def _on_user_message(st: _Sess, m: Msg, upd: dict[str, Any]) -> None:
+def _on_user_message(st: _Sess, m: Msg, upd: dict[str, Any], resuming: bool) -> None:
     mid = upd.get("messageId")
     if hashable(mid) and mid not in st.users_seen:
         st.users_seen.add(mid)
-        if not st.in_resume:
+        if not resuming:
             st.user_new.append((m, mid))
 
 
-def _on_state(st: _Sess, m: Msg, upd: dict[str, Any]) -> None:
+def _on_state(st: _Sess, m: Msg, upd: dict[str, Any], resuming: bool) -> None:
     """A state_update: new work starts at a running; an idle may be the cancelled idle a cancel waits for."""
     state = upd.get("state")
     changed = st.follow_state(state)
@@ -317,7 +315,7 @@ def _on_state(st: _Sess, m: Msg, upd: dict[str, Any]) -> None:
             if st.cancel is not None and st.cancel.other_idles:
                 st.cancel = None  # it ended without a cancelled idle; new work starts
     elif state == "idle":
-        if st.in_resume:
+        if resuming:
             return
         if changed:
             st.last_end_idle = m
@@ -332,12 +330,12 @@ def _on_state(st: _Sess, m: Msg, upd: dict[str, Any]) -> None:
                 c.other_idles.append(m)
 
 
-def _on_work_update(st: _Sess, m: Msg, upd: dict[str, Any], background: set[Any]) -> None:
+def _on_work_update(st: _Sess, m: Msg, upd: dict[str, Any], background: set[Any], resuming: bool) -> None:
     """A message or tool-call update: it joins the running work's ids, or breaks CANCEL-003 after a cancelled idle."""
     refs = _refs(upd)
     if not refs:
         return
-    if st.in_resume:
+    if resuming:
         st.seen.update(refs)
         return
     if st.post is not None and st.post.violation is None:

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...wire.transcript import RECEIVED, SENT
-from ..monitor import NOTIFICATION, REQUEST, RESPONSE
-from ._common import (ENDING_METHODS, CancelCapable, ConnLog, ConnMonitor, Msg, fr, is_abs_path, js, secs,
+from ..monitor import NOTIFICATION, REQUEST
+from ..sessions import end_accepted, end_sent
+from ._common import (CancelCapable, ConnLog, ConnMonitor, Msg, fr, is_abs_path, js, secs,
                       session_update, session_update_kind)
 
 TOOL_STATUSES = ("pending", "in_progress", "paused", "completed", "failed", "cancelled")
@@ -31,26 +32,10 @@ def active_sessions(log: ConnLog, upto: Msg) -> set[str]:
     """Sessions created or resumed (successfully) on this connection before ``upto``, not closed or deleted.
 
     For a message of the agent a session ends when the agent has answered its session/close or
-    session/delete with success or -32002 (another error refused it): until then the agent's message may have crossed the close on the wire. For a
-    message of the suite it ends when the suite sent the close."""
-    of_agent = upto.direction == RECEIVED
-    out: set[str] = set()
-    for m in log.msgs:
-        if m.order >= upto.order:
-            break
-        if m.direction == RECEIVED and m.kind == RESPONSE and m.request is not None:
-            sid = m.request.session_id
-            if m.ok and m.method == "session/new" and isinstance(m.result, dict) \
-                    and isinstance(m.result.get("sessionId"), str):
-                out.add(m.result["sessionId"])
-            elif m.ok and m.method in ("session/resume", "session/load") and isinstance(sid, str):
-                out.add(sid)
-            elif of_agent and m.method in ENDING_METHODS and isinstance(sid, str) and (m.ok or m.error_code == -32002):
-                out.discard(sid)  # refused otherwise (e.g. -32601 from an agent without session/delete): still active
-        elif not of_agent and m.direction == SENT and m.kind == REQUEST and m.method in ENDING_METHODS \
-                and isinstance(m.session_id, str):
-            out.discard(m.session_id)
-    return out
+    session/delete with success or -32002 (another error refused it, e.g. -32601 from an agent without
+    session/delete: still active): until then the agent's message may have crossed the close on the wire.
+    For a message of the suite it ends when the suite sent the close."""
+    return log.sessions.open_at(upto, end_accepted() if upto.direction == RECEIVED else end_sent())
 
 
 @dataclass(eq=False)
