@@ -181,7 +181,7 @@ class SessionListMonitor(ConnMonitor):
         for sid in ids:
             if isinstance(sid, str) and sid not in created:
                 listed_only.setdefault(sid, m)
-            if sid in deleted:
+            if isinstance(sid, str) and sid in deleted:
                 d = deleted[sid]
                 self.failed("DELETE-001", f"{label} still lists {sid!r}, deleted at t={d.t:.2f}.", fr([m, d]))
         if nc is None:  # a complete listing (or its last page): deleted sessions are absent

@@ -29,7 +29,8 @@ def unadvertised_blocks(types: list, caps: dict | None) -> list:
     """Block types gated by a prompt capability that the initialize result ``caps`` does not advertise."""
     sess = (caps or {}).get("session")
     pcaps = sess.get("prompt") if isinstance(sess, dict) and isinstance(sess.get("prompt"), dict) else {}
-    return [t for t in types if t in GATED_BLOCKS and not isinstance(pcaps.get(GATED_BLOCKS[t]), dict)]
+    return [t for t in types if isinstance(t, str) and t in GATED_BLOCKS
+            and not isinstance(pcaps.get(GATED_BLOCKS[t]), dict)]
 
 
 def init_capabilities(m: Msg) -> dict | None:
