@@ -3,6 +3,7 @@ the pytest plugin and the console script alike."""
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
 from pathlib import Path
@@ -38,7 +39,7 @@ def anchored(argv: list[str], anchor: Path) -> list[str]:
         looks_like_path = "/" in word or bool(path.suffix) or word in (".", "..")
         if word and not word.startswith("-") and not path.is_absolute() and looks_like_path \
                 and (anchor / path).exists():
-            word = str((anchor / path).resolve())
+            word = os.path.abspath(anchor / path)  # not resolve(): a venv's python is a symlink that must stay one
         out.append(word)
     return out
 

@@ -366,6 +366,8 @@ def test_only_words_that_look_like_existing_paths_are_anchored(tmp_path):
     (tmp_path / "agent.py").write_text("")
     argv = ["node", "dist/agent.js", "serve", "agent.py", "--config=dist/agent.js", "-v", ".", "missing/x.js",
             "/abs/y.js"]
+    (tmp_path / "venv-python").symlink_to(sys.executable)  # a venv's python: made absolute, not resolved
+    assert anchored(["./venv-python"], tmp_path) == [str(tmp_path / "venv-python")]
     assert anchored(argv, tmp_path) == ["node", str(tmp_path / "dist" / "agent.js"), "serve",
                                         str(tmp_path / "agent.py"), "--config=dist/agent.js", "-v",
                                         str(tmp_path), "missing/x.js", "/abs/y.js"]
