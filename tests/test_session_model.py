@@ -58,6 +58,17 @@ def update(sid, **upd):
     return {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": sid, "update": upd}}
 
 
+def two_sessions() -> "Stream":
+    """A connection on which session/new answered "a", then "b"."""
+    s = Stream()
+    s.start()
+    s.client(rq(1, NEW))
+    s.agent(ok(1, sessionId="a"))
+    s.client(rq(2, NEW))
+    s.agent(ok(2, sessionId="b"))
+    return s
+
+
 def test_how_and_when_each_session_became_known():
     s = Stream()
     s.start()
@@ -98,12 +109,7 @@ def test_session_new_count_and_duplicate_answers_count_once():
 
 
 def test_ends_under_each_policy():
-    s = Stream()
-    s.start()
-    s.client(rq(1, NEW))
-    s.agent(ok(1, sessionId="a"))
-    s.client(rq(2, NEW))
-    s.agent(ok(2, sessionId="b"))
+    s = two_sessions()
     close = s.client(rq(3, CLOSE, sessionId="a"))
     delete = s.client(rq(4, DELETE, sessionId="b"))
     s.agent(ok(3))
@@ -144,12 +150,7 @@ def test_a_resume_reopens_and_pending_resumes_are_known():
 
 
 def test_turns_states_and_infos():
-    s = Stream()
-    s.start()
-    s.client(rq(1, NEW))
-    s.agent(ok(1, sessionId="a"))
-    s.client(rq(2, NEW))
-    s.agent(ok(2, sessionId="b"))
+    s = two_sessions()
     s.client(rq(3, "session/prompt", sessionId="a", prompt=[]))
     run = s.agent(update("a", sessionUpdate="state_update", state="running"))
     other = s.agent(update("b", sessionUpdate="agent_message"))
