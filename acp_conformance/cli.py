@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import shlex
+import signal
 import sys
 from pathlib import Path
 
@@ -269,7 +270,7 @@ def _target_argv(a: argparse.Namespace) -> tuple[str, list[str]]:
     side, cmd = ("agent", a.agent_cmd) if a.agent_cmd is not None else ("client", a.client_cmd)
     from .target_command import CommandError, target_argv, with_extra_args
     try:
-        argv = target_argv(side, cmd)
+        argv = target_argv(side, cmd, anchor=Path.cwd())  # fuzz examples and replays run in fresh folders
     except CommandError as e:
         raise _Usage(str(e)) from None
     if a.acp_client_arg:
@@ -347,7 +348,7 @@ def _fuzz_command(fn, name: str, argv: list[str]) -> int:
     from .interruption import SignalGuard
     guard = SignalGuard(owner=True).install()  # SIGTERM/SIGHUP: every target killed at once, then unwind
     try:
-        return fn(argv)
+        status = fn(argv)
     except SystemExit as e:  # argparse: it has printed the usage and the error
         return 2 if e.code else 0
     except _Usage as e:
@@ -356,9 +357,19 @@ def _fuzz_command(fn, name: str, argv: list[str]) -> int:
     except KeyboardInterrupt as e:
         print(f"acp-conformance {name}: {e or 'interrupted'}", file=sys.stderr)
         return guard.exit_status or 130
+    except BaseException:
+        # the signal's interrupt may surface wrapped (an exception group of a task group) or as what it broke
+        # (a transport closed under a step): after a signal, the run was stopped, whatever unwound it
+        if guard.signum is None:
+            raise
+        status = None
     finally:
         guard.sweep()
         guard.uninstall()
+    if guard.signum is not None:  # a signal whose interrupt was swallowed (a finalizer) still stops the run
+        print(f"acp-conformance {name}: stopped by {signal.Signals(guard.signum).name}", file=sys.stderr)
+        return guard.exit_status
+    return status
 
 
 def _print_version() -> int:

@@ -301,6 +301,11 @@ def upd(sid, update):
                       separators=(",", ":"))
 
 
+def U(sid, update):
+    """The agent's session/update line for session ``sid``."""
+    return "A->C " + upd(sid, update)
+
+
 def A(obj):
     return "A->C " + (obj if isinstance(obj, str) else json.dumps(obj, separators=(",", ":")))
 

@@ -39,6 +39,10 @@ class SuiteRun:
                 return r
         raise KeyError(rule_id)
 
+    def assert_conformant(self) -> None:
+        assert self.returncode == 0, self.output[-4000:]
+        assert self.report["verdict"]["conformant"] is True
+
     def with_status(self, status: str, checked_only: bool = True) -> set[str]:
         assert self.report is not None, self.output[-3000:]
         return {r["id"] for r in self.report["rules"] if r["status"] == status and (r["checked"] or not checked_only)}

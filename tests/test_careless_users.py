@@ -339,3 +339,35 @@ def test_sigterm_to_the_fuzzer_leaves_no_target(tmp_path):
     assert proc.returncode == 128 + signal.SIGTERM, (proc.returncode, out[-2000:])
     assert "stopped by SIGTERM" in out
     assert _none_left(marker), _processes_with(marker)
+
+
+@pytest.mark.parametrize("how", ["agent", "fuzz"])
+def test_a_relative_path_in_the_command_names_a_file_where_the_user_ran(tmp_path, how):
+    """``--agent-cmd="python agents/mine.py"`` typed in a project folder: each test runs the target in a fresh
+    folder of its own, yet the script is found (it used to end "not an ACP agent: it ended (exited with status 2)
+    before answering initialize", python not finding agents/mine.py)."""
+    (tmp_path / "agents").mkdir()
+    (tmp_path / "agents" / "mine.py").write_text("from acp_conformance.reference.agent import main\nmain()\n")
+    if how == "agent":
+        p, _ = _run_cli(tmp_path, "agent", str(THREE), "--acp-no-bundled", f"--acp-report-dir={tmp_path / 'r'}",
+                        "--", sys.executable, "agents/mine.py")
+        assert "2 passed, 1 skipped" in p.stdout + p.stderr, (p.stdout + p.stderr)[-3000:]
+    else:
+        p, _ = _run_cli(tmp_path, "fuzz", "--agent-cmd", f"{sys.executable} agents/mine.py", "--budget", "3",
+                        f"--report-dir={tmp_path / 'r'}")
+        assert p.returncode == 0, (p.stdout + p.stderr)[-3000:]
+
+
+def test_only_words_that_look_like_existing_paths_are_anchored(tmp_path):
+    from acp_conformance.target_command import anchored
+    (tmp_path / "dist").mkdir()
+    (tmp_path / "dist" / "agent.js").write_text("")
+    (tmp_path / "serve").write_text("")  # a bare word keeps its meaning even where such a file exists
+    (tmp_path / "agent.py").write_text("")
+    argv = ["node", "dist/agent.js", "serve", "agent.py", "--config=dist/agent.js", "-v", ".", "missing/x.js",
+            "/abs/y.js"]
+    (tmp_path / "venv-python").symlink_to(sys.executable)  # a venv's python: made absolute, not resolved
+    assert anchored(["./venv-python"], tmp_path) == [str(tmp_path / "venv-python")]
+    assert anchored(argv, tmp_path) == ["node", str(tmp_path / "dist" / "agent.js"), "serve",
+                                        str(tmp_path / "agent.py"), "--config=dist/agent.js", "-v",
+                                        str(tmp_path), "missing/x.js", "/abs/y.js"]

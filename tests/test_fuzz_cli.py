@@ -132,3 +132,17 @@ def test_acp_client_arg_is_for_clients_only(capsys):
     assert "--acp-client-arg gives arguments to a client" in err and "Traceback" not in err
     assert "--acp-client-arg" in subprocess.run([sys.executable, "-m", "acp_conformance", "fuzz", "--help"],
                                                 capture_output=True, text=True, timeout=60).stdout
+
+
+def test_replay_on_a_target_that_cannot_start_says_nothing_was_reproduced(tmp_path):
+    """A target that cannot start breaks the run off: a failure, but no counterexample was reproduced, and the
+    summary must not say it was."""
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text("scenarios:\n- name: one-request\n  rules: [INIT-001]\n  steps:\n  - request:\n"
+                        "      method: initialize\n      params: {protocolVersion: 2}\n      wait: true\n",
+                        encoding="utf-8")
+    (tmp_path / "agent.sh").write_text("#!/bin/sh\n", encoding="utf-8")  # not executable: it cannot start
+    run = cli("replay", str(scenario), "--agent-cmd", "./agent.sh", "--timeout", "2", cwd=tmp_path)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "REPRODUCED" not in run.stdout, run.stdout
+    assert "FAILED: the scenario could not be completed, and no rule failed" in run.stdout, run.stdout

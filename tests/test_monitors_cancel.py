@@ -126,3 +126,46 @@ def test_cancel_of_idle_session_is_not_judged():
     # nothing to judge: at most a not-tested note that says what would exercise the rule
     assert not [f for f in findings if f.rule.startswith("CANCEL") and f.status != NOT_TESTED]
     assert any(f.rule == "CANCEL-010" for f in findings)
+
+
+def _held_prompts_then_cancel(answer_claims_it: bool) -> str:
+    """Prompt 10 runs; 11 and 12 are written while it runs (held). The agent ends 10, inserts a user message,
+    and then either answers 11 with that message id (the message is 11's) or does not (it may be 12's). A cancel
+    follows, and 12 (with 13) is answered -32800."""
+    def st(state, **kw):
+        return A(upd("sess_1", {"sessionUpdate": "state_update", "state": state, **kw}))
+
+    def user(mid):
+        return A(upd("sess_1", {"sessionUpdate": "user_message", "messageId": mid,
+                                "content": [{"type": "text", "text": "hi"}]}))
+
+    def prompt(i):
+        return C({"jsonrpc": "2.0", "id": i, "method": "session/prompt",
+                  "params": {"sessionId": "sess_1", "prompt": [{"type": "text", "text": "hi"}]}})
+
+    lines = [INIT2, SESSION_NEW, prompt(10), user("msg_u10"),
+             A({"jsonrpc": "2.0", "id": 10, "result": {"messageId": "msg_u10"}}), st("running"),
+             prompt(11), prompt(12), st("idle", stopReason="end_turn"), user("msg_u11")]
+    if answer_claims_it:
+        lines.append(A({"jsonrpc": "2.0", "id": 11, "result": {"messageId": "msg_u11"}}))
+    lines += [st("running"), prompt(13), C({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "sess_1"}})]
+    if not answer_claims_it:
+        lines.append(A({"jsonrpc": "2.0", "id": 11, "error": {"code": -32800, "message": "Request cancelled"}}))
+    lines += [A({"jsonrpc": "2.0", "id": 12, "error": {"code": -32800, "message": "Request cancelled"}}),
+              A({"jsonrpc": "2.0", "id": 13, "error": {"code": -32800, "message": "Request cancelled"}}),
+              st("idle", stopReason="cancelled")]
+    return "\n".join(lines)
+
+
+def test_cancel_002_a_user_message_another_prompt_was_answered_with_is_not_a_held_prompts():
+    """The user message inserted for prompt 11 (its response carries that messageId) does not make prompt 12,
+    held behind it and refused -32800 after the cancel, an inserted prompt (found by fuzzing a 20-40 ms agent)."""
+    findings = run(_held_prompts_then_cancel(answer_claims_it=True))
+    assert FAIL not in statuses(findings, "CANCEL-002"), msgs(findings, "CANCEL-002", FAIL)
+
+
+def test_cancel_002_an_unclaimed_user_message_with_two_prompts_pending_is_only_noted():
+    # msg_u11 may be prompt 11's or prompt 12's: both were pending when it came, and both were refused
+    findings = run(_held_prompts_then_cancel(answer_claims_it=False))
+    assert FAIL not in statuses(findings, "CANCEL-002"), msgs(findings, "CANCEL-002", FAIL)
+    assert any("may" in m for m in msgs(findings, "CANCEL-002", "info"))

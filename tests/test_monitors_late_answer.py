@@ -6,22 +6,9 @@ cancelled idle (not late: CANCEL-004's case); nothing to judge without a later a
 
 from __future__ import annotations
 
-import json
 
 from acp_conformance.rules.findings import NOT_TESTED, PASS, WARN
-from monitor_transcripts import INIT2, run, upd
-
-
-def U(sid, update):
-    return "A->C " + upd(sid, update)
-
-
-def C(obj):
-    return "C->A " + json.dumps(obj, separators=(",", ":"))
-
-
-def A(obj):
-    return "A->C " + json.dumps(obj, separators=(",", ":"))
+from monitor_transcripts import INIT2, A, C, U, run
 
 
 def st(state, **kw):

@@ -9,23 +9,11 @@ from pathlib import Path
 
 from acp_conformance.rules.findings import FAIL, INFO, NOT_TESTED, PASS, WARN
 from acp_conformance.rules.monitors import RULES_CHECKED
-from monitor_transcripts import INIT2, bad, change, run, statuses, upd
+from monitor_transcripts import INIT2, A, C, U, bad, change, run, statuses
 
 LIFECYCLE = {r for r, cls in RULES_CHECKED.items()
              if cls in ("CloseLifecycleMonitor", "StateLifecycleMonitor", "ResumeLifecycleMonitor",
                         "CancelLifecycleMonitor", "PromptBlocksMonitor")}
-
-
-def U(sid, update):
-    return "A->C " + upd(sid, update)
-
-
-def C(obj):
-    return "C->A " + json.dumps(obj, separators=(",", ":"))
-
-
-def A(obj):
-    return "A->C " + json.dumps(obj, separators=(",", ":"))
 
 
 def req(i, method, params):

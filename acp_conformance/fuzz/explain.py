@@ -74,6 +74,9 @@ def replay_summary(path: object, result: ReplayResult, side: str, argv: list[str
         else:
             lines.append(f"PASSED: the scenario ran to its end and no blocking rule failed ({result.frames} frames)")
         return lines
+    if not result.failures and result.error:  # nothing was reproduced: the run itself broke off
+        lines.append(f"FAILED: the scenario could not be completed, and no rule failed: {result.error}")
+        return lines
     lines.append("REPRODUCED: the scenario fails" + (f" ({result.frames} frames)" if result.frames else ""))
     lines.extend(f"  {f}" for f in result.failures[:10])
     if len(result.failures) > 10:

@@ -170,8 +170,9 @@ def _positive(config: pytest.Config, name: str, opt: str, what: str = " of secon
 def _target(config: pytest.Config, who: str) -> dict[str, Any]:
     """The target's command line, environment and folder (--agent-cmd / --client-cmd and their options)."""
     from ..target_command import CommandError, target_argv, with_extra_args
-    try:
-        template = target_argv(who, config.getoption(f"acp_{who}_cmd"))
+    cwd = config.getoption(f"acp_{who}_cwd")
+    try:  # without --acp-*-cwd each test runs the target in a fresh folder: paths are anchored here
+        template = target_argv(who, config.getoption(f"acp_{who}_cmd"), anchor=None if cwd else Path.cwd())
     except CommandError as e:
         raise UsageError(str(e)) from None
     # run-wide extra arguments; a client scenario adds its own ``args`` at the same place (template)
@@ -182,7 +183,6 @@ def _target(config: pytest.Config, who: str) -> dict[str, Any]:
             raise UsageError(f"--acp-{who}-env takes KEY=VAL (got {item!r})")
         k, v = item.split("=", 1)
         env[k] = v
-    cwd = config.getoption(f"acp_{who}_cwd")
     if cwd and not Path(cwd).is_dir():
         raise UsageError(f"--acp-{who}-cwd: {cwd!r} is not a directory")
     return {"template": template, "extra_args": extra_args, "argv": with_extra_args(template, extra_args),

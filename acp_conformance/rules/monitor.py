@@ -5,7 +5,9 @@ over (``finish``). It reports findings through the shared ``MonitorContext``. Mo
 nothing of pytest or of scenarios: a scripted run and a fuzz run feed them the same way.
 
 The context owns the single reading of the stream (``reading.py``): ``Rpc`` is the reading of one
-frame, computed once and shared by all monitors (its kind, its method, its messages).
+frame, computed once and shared by all monitors (its kind, its method, its messages). Over it, the
+per-connection session model (``sessions.py``, ``ctx.sessions.conn(n)``): the sessions a connection
+knows, how and when, their ends, resumes, states and turns, computed on first use.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from .catalog import load_catalog
 from .findings import FAIL, INFO, NOT_TESTED, PASS, WARN, Finding
 # the reading's vocabulary, re-exported: monitors import it from here
 from .reading import BATCH, INVALID, NOTIFICATION, REQUEST, RESPONSE, UNPARSED, Reading, Rpc, classify  # noqa: F401
+from .sessions import SessionModel
 
 # The project's own tests set this so that a monitor's crash fails them with its traceback, rather than
 # becoming a not-tested finding that a test could overlook.
@@ -40,6 +43,14 @@ class MonitorContext:
     # monitors that raised, and where: they are fed no more, and their rules end not-tested (a bug in the
     # suite must not cost the target every other finding of the test)
     crashed: dict[int, str] = field(default_factory=dict)
+    _sessions: SessionModel | None = field(default=None, repr=False)
+
+    @property
+    def sessions(self) -> SessionModel:
+        """The session model of every connection, over the reading (each computed when first asked)."""
+        if self._sessions is None:
+            self._sessions = SessionModel(self.reading, self.target_side)
+        return self._sessions
 
     @property
     def schema(self) -> Schema:

@@ -116,8 +116,11 @@ class Msg:
 
     @property
     def session_id(self) -> Any:
+        """params.sessionId; None when absent, or when it is an array or object (no session has such an
+        id, and monitors use it as a key: the schema check judges that shape)."""
         p = self.params
-        return p.get("sessionId") if isinstance(p, dict) else None
+        sid = p.get("sessionId") if isinstance(p, dict) else None
+        return None if isinstance(sid, (list, dict)) else sid
 
     def frames(self) -> list[Frame]:
         return [self.frame]

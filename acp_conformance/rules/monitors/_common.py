@@ -19,6 +19,7 @@ from ...wire.transcript import EV_EOF, EV_EXIT, EV_START, EV_STDIN_CLOSED, EVENT
 from ..findings import Finding
 from ..monitor import NOTIFICATION, RESPONSE, Monitor, Rpc
 from ..reading import UNPARSED, Msg, id_key  # noqa: F401 - the monitors read them from here
+from ..sessions import ConnSessions, SessionModel
 
 USER_KINDS = ("user_message", "user_message_chunk")
 AGENT_MESSAGE_KINDS = ("agent_message", "agent_message_chunk", "agent_thought", "agent_thought_chunk")
@@ -135,6 +136,13 @@ class ConnLog:
     closed: bool = False
     pending: dict[tuple[str, tuple[str, Any]], list[Msg]] = field(default_factory=dict)
     answered: dict[tuple[str, tuple[str, Any]], list[Msg]] = field(default_factory=dict)
+    model: SessionModel | None = None  # the context's session model
+
+    @property
+    def sessions(self) -> ConnSessions:
+        """The session model of this connection (rules/sessions.py), computed once for every monitor."""
+        assert self.model is not None
+        return self.model.conn(self.conn)
 
     @property
     def suite_closed(self) -> bool:
@@ -166,7 +174,7 @@ class ConnMonitor(Monitor):
         if log is None:
             matcher = self.ctx.reading.conn(conn)
             log = self.conns[conn] = ConnLog(conn, msgs=matcher.msgs, pending=matcher.pending,
-                                             answered=matcher.answered)
+                                             answered=matcher.answered, model=self.ctx.sessions)
         return log
 
     def on_frame(self, frame: Frame, rpc: Rpc | None) -> None:
@@ -254,18 +262,9 @@ class FrameLogMixin:
 
 @dataclass(eq=False)
 class TrackedSession:
-    """One session as a monitor follows it: whether its work runs, and its session/resume requests not yet
-    answered (while one is pending, what arrives for the session may be replayed history, not live work)."""
+    """One session as a monitor follows it: whether its work runs. Its pending resumes (while one is pending, what
+    arrives may be replayed history) come from the session model: ``log.sessions.session(sid).resumes_pending_at``."""
     active: bool = False  # reported running/requires_action and not idle since
-    resume_pending: list[Msg] = field(default_factory=list)
-
-    @property
-    def in_resume(self) -> bool:
-        return bool(self.resume_pending)
-
-    def resume_answered(self, rq: Msg) -> None:
-        if rq in self.resume_pending:
-            self.resume_pending.remove(rq)
 
     def follow_state(self, state: Any) -> bool:
         """Follows a state_update's state; whether it changed ``active`` (work started, or this idle ended it)."""

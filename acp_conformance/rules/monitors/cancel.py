@@ -70,7 +70,8 @@ class _Cancel:
     prompts: list[Msg]  # prompt requests of the session still unanswered when the cancel was sent
     idle: Msg | None = None  # the cancelled idle
     other_idles: list[Msg] = field(default_factory=list)  # idles without stopReason cancelled after the cancel
-    error_resps: list[tuple[Msg, Msg, Msg | None]] = field(default_factory=list)  # (response, request, insertion)
+    # (response, request, the user messages inserted while it was pending): an error answer to a prompt after it
+    error_resps: list[tuple[Msg, Msg, list[Msg]]] = field(default_factory=list)
     violation: tuple[Msg, tuple[str, Any]] | None = None  # CANCEL-003
     post_end: str = ""
     idles_before: int = 0  # work-ending idles of the session on this connection before the cancel
@@ -124,12 +125,15 @@ class CancelMonitor(ConnMonitor):
                 continue
             sid, upd, kind = su
             st = sess[sid]
+            facts = log.sessions.session(sid)
+            resuming = facts is not None and bool(facts.resumes_pending_at(m))  # history or snapshots, not live
             if kind in USER_KINDS:
-                _on_user_message(st, m, upd)
+                _on_user_message(st, m, upd, resuming)
             elif kind == "state_update":
-                _on_state(st, m, upd)
+                _on_state(st, m, upd, resuming)
             else:
-                _on_work_update(st, m, upd, background.get(sid, set()))
+                _on_work_update(st, m, upd, background.get(sid, set()), resuming)
+        self._insertions = _Insertions(log)
         for c in cancels:
             self._judge(log, c)
 
@@ -137,8 +141,6 @@ class CancelMonitor(ConnMonitor):
         sid = m.session_id
         if m.kind == REQUEST and m.method == "session/prompt":
             st.prompts.append(m)
-        elif m.kind == REQUEST and m.method == "session/resume":
-            st.resume_pending.append(m)
         elif m.kind == NOTIFICATION and m.method == "session/cancel":
             if st.active and st.work is not None:
                 if st.cancel is None:
@@ -243,9 +245,16 @@ class CancelMonitor(ConnMonitor):
                     else " and no cancelled idle followed")
             self.failed("CANCEL-002", f"{where}: an idle with stopReason \"error\" arrived at t={e.t:.2f}{tail}.",
                         fr([e, cm, c.idle]))
-        for resp, rq, ins in c.error_resps:
+        for resp, rq, inserted in c.error_resps:
             code = resp.error_code
-            if ins is not None:
+            ins, rival = self._insertions.of(rq, inserted)
+            if ins is not None and rival is not None:
+                self.noted("CANCEL-002", f"{where}: prompt id={js(rq.id)} was answered after the cancel with error "
+                           f"{js(code)}; the user message {js(ins.msg['params']['update'].get('messageId'))} "
+                           f"inserted at t={ins.t:.2f} may be prompt id={js(rival.id)}'s, which was pending too and "
+                           "was not answered with another message, so this prompt may have been held (not "
+                           "inserted), for which an error (-32800) is allowed.", fr([resp, cm, rq, ins, rival]))
+            elif ins is not None:
                 bad = True
                 self.failed("CANCEL-002", f"{where}: prompt id={js(rq.id)} was answered after the cancel with error "
                             f"{js(code)} although its user message {js(ins.msg['params']['update'].get('messageId'))} "
@@ -286,25 +295,56 @@ def _background_by_session(log: ConnLog) -> dict[str, set[Any]]:
 
 
 def _on_answer(m: Msg, rq: Msg, st: _Sess, cancels: list[_Cancel]) -> None:
-    """An answer to the suite's prompt (an error after a cancel) or resume (the resume window closes)."""
+    """An answer to the suite's prompt: an error after a cancel."""
     if rq.method == "session/prompt" and not m.ok:
         for c in cancels:
             if c.sid == rq.session_id and rq in c.prompts:
-                ins = next((u for u, _ in st.user_new if rq.order < u.order < m.order), None)
-                c.error_resps.append((m, rq, ins))
-    elif rq.method == "session/resume":
-        st.resume_answered(rq)
+                c.error_resps.append((m, rq, [u for u, _ in st.user_new if rq.order < u.order < m.order]))
 
 
-def _on_user_message(st: _Sess, m: Msg, upd: dict[str, Any]) -> None:
+class _Insertions:
+    """Whose user message is it? A prompt's success answer names the message it inserted (its messageId); a
+    message no answer names belongs to one of the prompts pending when it came."""
+
+    def __init__(self, log: ConnLog):
+        self.prompts = [m for m in log.msgs if m.direction == SENT and m.kind == REQUEST
+                        and m.method == "session/prompt" and isinstance(m.session_id, str)]
+        self.claims = {_answered_id(p): p for p in self.prompts if _answered_id(p) is not None}
+
+    def of(self, rq: Msg, inserted: list[Msg]) -> tuple[Msg | None, Msg | None]:
+        """(the first user message inserted while ``rq`` was pending that no other prompt's answer names, another
+        prompt it may belong to as well): (None, None) when every such message is another prompt's."""
+        own = [u for u in inserted if self.claims.get(_message_id(u), rq) is rq]
+        if not own:
+            return None, None
+        u = own[0]
+        rival = next((p for p in self.prompts if p is not rq and p.session_id == rq.session_id
+                      and p.order < u.order and (not p.responses or p.responses[0].order > u.order)
+                      and _answered_id(p) in (None, _message_id(u))), None)
+        return u, rival
+
+
+def _message_id(u: Msg) -> Any:
+    mid = u.msg["params"]["update"].get("messageId")
+    return mid if isinstance(mid, str) else None
+
+
+def _answered_id(p: Msg) -> str | None:
+    """The messageId of a prompt's success answer, if it has one."""
+    r = p.responses[0] if p.responses else None
+    mid = r.result.get("messageId") if r is not None and r.ok and isinstance(r.result, dict) else None
+    return mid if isinstance(mid, str) else None
+
+
+def _on_user_message(st: _Sess, m: Msg, upd: dict[str, Any], resuming: bool) -> None:
     mid = upd.get("messageId")
     if hashable(mid) and mid not in st.users_seen:
         st.users_seen.add(mid)
-        if not st.in_resume:
+        if not resuming:
             st.user_new.append((m, mid))
 
 
-def _on_state(st: _Sess, m: Msg, upd: dict[str, Any]) -> None:
+def _on_state(st: _Sess, m: Msg, upd: dict[str, Any], resuming: bool) -> None:
     """A state_update: new work starts at a running; an idle may be the cancelled idle a cancel waits for."""
     state = upd.get("state")
     changed = st.follow_state(state)
@@ -317,7 +357,7 @@ def _on_state(st: _Sess, m: Msg, upd: dict[str, Any]) -> None:
             if st.cancel is not None and st.cancel.other_idles:
                 st.cancel = None  # it ended without a cancelled idle; new work starts
     elif state == "idle":
-        if st.in_resume:
+        if resuming:
             return
         if changed:
             st.last_end_idle = m
@@ -332,12 +372,12 @@ def _on_state(st: _Sess, m: Msg, upd: dict[str, Any]) -> None:
                 c.other_idles.append(m)
 
 
-def _on_work_update(st: _Sess, m: Msg, upd: dict[str, Any], background: set[Any]) -> None:
+def _on_work_update(st: _Sess, m: Msg, upd: dict[str, Any], background: set[Any], resuming: bool) -> None:
     """A message or tool-call update: it joins the running work's ids, or breaks CANCEL-003 after a cancelled idle."""
     refs = _refs(upd)
     if not refs:
         return
-    if st.in_resume:
+    if resuming:
         st.seen.update(refs)
         return
     if st.post is not None and st.post.violation is None:

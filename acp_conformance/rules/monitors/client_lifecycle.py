@@ -8,10 +8,21 @@ from __future__ import annotations
 from typing import Any
 
 from ..monitor import REQUEST, RESPONSE
+from ..sessions import LISTED, NEW, OPENED, Event
 from ._client import CONTENT_TYPES, agent_msgs, cap, client_msgs, init_result, updates
 from ._common import ConnLog, ConnMonitor, Msg, fr, is_abs_path, js
 
 SESSION_SETUP = ("session/new", "session/resume")
+
+
+def _set_up(e: Event) -> bool:
+    """CLIENT-008: a session is set up by the agent's successful answer to session/new or session/resume."""
+    return e.kind == OPENED and e.how in SESSION_SETUP
+
+
+def _gave_cwd(e: Event) -> bool:
+    """CLIENT-010: the client learns a session's cwd from the session/new it sent, or a session/list entry."""
+    return e.kind == LISTED or (e.kind == OPENED and e.how == NEW)
 
 
 def _is_int(v: Any) -> bool:
@@ -152,23 +163,17 @@ class ClientLifecycleMonitor(ConnMonitor):
         allowed = {"text", "resource_link"} | {t for t, k in (("image", "image"), ("audio", "audio"),
                                                                ("resource", "embeddedContext"))
                                                if pc.get(k) is not None}
-        ready: dict[Any, Msg] = {}  # sessionId -> the response that set it up
-        events = sorted(client_msgs(log, REQUEST, "session/prompt")
-                        + [m for m in agent_msgs(log, RESPONSE) if m.method in SESSION_SETUP and m.ok],
-                        key=lambda m: m.order)
-        for m in events:
-            if m.direction != "received":
-                sid = cap(m.result, "sessionId") if m.method == "session/new" else cap(m.request.params, "sessionId")
-                ready[sid] = m
-                continue
+        for m in client_msgs(log, REQUEST, "session/prompt"):
             p = m.params if isinstance(m.params, dict) else {}
             sid = p.get("sessionId")
-            if sid not in ready:
+            s = log.sessions.session(sid)
+            ready = s.last(m, _set_up) if s is not None else None  # the response that set it up
+            if ready is None:
                 self.failed("CLIENT-008", f"the client sent session/prompt for {js(sid)} before a successful "
                             "session/new or session/resume response for that session.", fr([m]))
             else:
                 self.pass_few("CLIENT-008", f"session/prompt for {js(sid)} came after its session was set up.",
-                              [m, ready[sid]])
+                              [m, ready.msg])
             blocks = p.get("prompt")
             if not isinstance(blocks, list) or not blocks:
                 self.failed("CLIENT-007", f"the client sent session/prompt with prompt {js(blocks)}: the prompt array "
@@ -197,22 +202,16 @@ class ClientLifecycleMonitor(ConnMonitor):
 
     # -- CLIENT-010 -----------------------------------------------------------------------------
     def _resume(self, log: ConnLog) -> None:
-        known: dict[Any, Any] = {}
-        for m in sorted(agent_msgs(log, RESPONSE) + client_msgs(log, REQUEST, "session/resume"), key=lambda m: m.order):
-            if m.direction == "sent":
-                if m.method == "session/list" and m.ok:
-                    for s in cap(m.result, "sessions") or []:
-                        if isinstance(s, dict) and "sessionId" in s:
-                            known[s["sessionId"]] = s.get("cwd")
-                elif m.method == "session/new" and m.ok and m.request is not None:
-                    known[cap(m.result, "sessionId")] = cap(m.request.params, "cwd")
-                continue
+        for m in client_msgs(log, REQUEST, "session/resume"):
             sid, cwd = cap(m.params, "sessionId"), cap(m.params, "cwd")
-            if sid not in known:
+            s = log.sessions.session(sid)
+            known = s.last(m, _gave_cwd) if s is not None else None  # where the client learnt its cwd
+            if known is None:
                 continue
-            if cwd != known[sid]:
+            own = known.entry.get("cwd") if known.kind == LISTED else cap(known.request.params, "cwd")
+            if cwd != own:
                 self.failed("CLIENT-010", f"session/resume of {js(sid)} sends cwd {js(cwd)}, not the session's own "
-                            f"working directory {js(known[sid])}.", fr([m]))
+                            f"working directory {js(own)}.", fr([m]))
             else:
                 self.pass_few("CLIENT-010", f"session/resume of {js(sid)} sends its own cwd {js(cwd)}.", [m])
 

@@ -51,7 +51,7 @@ class ClientToleranceMonitor(ConnMonitor):
             found.setdefault(rule, (m, what))
 
         resp_at: dict[Any, Msg] = {}  # messageId -> the prompt response carrying it
-        setup_done: set = set()
+        setup_done = log.sessions.known_at(None, hows=("session/new",))  # sessions the agent ever created
         idle: dict[Any, bool] = {}
         cancels = client_msgs(log, NOTIFICATION, "session/cancel")
         issued = {m.params.get("elicitationId") for m in agent_msgs(log, REQUEST, "elicitation/create")
@@ -62,8 +62,6 @@ class ClientToleranceMonitor(ConnMonitor):
                     resp_at[m.result.get("messageId")] = m
                     if idle.get((m.request.params or {}).get("sessionId") if m.request else None) is False:
                         provoke("CLIENT-029", m, "the prompt response while the session was already running")
-                elif m.method == "session/new" and m.ok and isinstance(m.result, dict):
-                    setup_done.add(m.result.get("sessionId"))
                 if isinstance(m.error, dict) and m.error.get("code") not in DEFINED_CODES:
                     provoke("CLIENT-028", m, f"the error code {js(m.error.get('code'))} for {m.method}")
                 continue

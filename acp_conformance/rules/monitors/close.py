@@ -13,6 +13,7 @@ from typing import Any
 
 from ...wire.transcript import RECEIVED, SENT
 from ..monitor import NOTIFICATION, REQUEST, RESPONSE
+from ..sessions import end_sent
 from ._common import USER_KINDS, WORK_STATES, ConnLog, ConnMonitor, Msg, answered_request, fr, js, secs, session_update
 
 
@@ -29,41 +30,35 @@ class _Close:
     stop_t: float | None = None  # the session was resumed again on this connection
 
 
+# a session is known here from its successful session/new or session/resume until the suite closes it
+_OPENS, _CLOSE_SENT = ("session/new", "session/resume"), end_sent(["session/close"])
+
+
 class CloseLifecycleMonitor(ConnMonitor):
     rules = ("CLOSE-001", "CLOSE-002", "CLOSE-003", "CLOSE-004")
 
     def analyze(self, log: ConnLog) -> None:
-        known: set[str] = set()
+        model = log.sessions
         active: dict[str, Msg | None] = {}
-        prompts: dict[str, list[Msg]] = {}
         users: dict[str, list[tuple[Msg, Any]]] = {}
         closes: list[_Close] = []
         by_req: dict[int, _Close] = {}
         for m in log.msgs:
             if m.direction == SENT:
                 sid = m.session_id
-                if m.kind == REQUEST and isinstance(sid, str):
-                    if m.method == "session/prompt":
-                        prompts.setdefault(sid, []).append(m)
-                    elif m.method == "session/close" and sid in known:
-                        pend = [p for p in prompts.get(sid, []) if not any(r.order < m.order for r in p.responses)]
-                        c = _Close(m, sid, active.get(sid), pend)
-                        closes.append(c)
-                        by_req[id(m)] = c
-                        known.discard(sid)
-                    elif m.method == "session/resume":
-                        for c in closes:
-                            if c.sid == sid and c.stop_t is None:
-                                c.stop_t = m.t
+                if m.kind == REQUEST and m.method == "session/close" \
+                        and sid in model.open_at(m, _CLOSE_SENT, opens=_OPENS):
+                    s = model.sessions[sid]
+                    pend = [t.request for t in s.turns if t.request.order < m.order
+                            and not any(r.order < m.order for r in t.request.responses)]
+                    resumed = next((r for r in s.resumes if r.order > m.order), None)
+                    c = _Close(m, sid, active.get(sid), pend, stop_t=resumed.t if resumed is not None else None)
+                    closes.append(c)
+                    by_req[id(m)] = c
                 continue
             rq = answered_request(m)
             if rq is not None:
-                if m.ok and rq.method == "session/new" and isinstance(m.result, dict) \
-                        and isinstance(m.result.get("sessionId"), str):
-                    known.add(m.result["sessionId"])
-                elif m.ok and rq.method == "session/resume" and isinstance(rq.session_id, str):
-                    known.add(rq.session_id)
-                elif id(rq) in by_req:
+                if id(rq) in by_req:
                     by_req[id(rq)].resp = m
                 continue
             sid = m.session_id

@@ -15,8 +15,9 @@ from typing import Any
 
 from ...wire.transcript import RECEIVED, SENT
 from ..monitor import INVALID, REQUEST, RESPONSE
+from ..sessions import ANNOUNCED, DELETE, END_ANSWERED, LISTED, NEW, OPENED, RESUME, Event, end_accepted
 from ._common import (UNPARSED, ConnLog, ConnMonitor, Msg, fr, id_key, is_abs_path, js, offers_config_options,
-                      raw_carries_id, secs, session_update)
+                      raw_carries_id, secs)
 
 SCOPED = ("session/prompt", "session/set_config_option", "session/resume")
 SUBORDINATE = ("tool_call/cancel", "terminal/cancel")
@@ -45,18 +46,19 @@ def _well_formed(method: str, p: dict[str, Any]) -> bool:
     return True
 
 
-def _announced_sessions(node: Any, out: set[str], depth: int = 0) -> None:
-    if depth > 6:
-        return
-    if isinstance(node, dict):
-        if node.get("type") in ("session", "subagent") and isinstance(node.get("sessionId"), str):
-            out.add(node["sessionId"])
-        for v in node.values():
-            if isinstance(v, (dict, list)):
-                _announced_sessions(v, out, depth + 1)
-    elif isinstance(node, list):
-        for v in node:
-            _announced_sessions(v, out, depth + 1)
+def _makes_known(e: Event) -> bool:
+    """What makes a session id known to ERR-001: a session/new result, a session/list entry, an announced child."""
+    return (e.kind == OPENED and e.how == NEW) or e.kind in (LISTED, ANNOUNCED)
+
+
+def _deleted(e: Event) -> bool:
+    return e.kind == END_ANSWERED and e.how == DELETE and e.msg.ok
+
+
+# CLOSE-005's "already closed": its close answered with success or -32002 and no session/new or resume since
+_CLOSE_ACCEPTED = end_accepted(["session/close"])
+# ERR-003's "active on this connection": created or resumed here, its close or delete not accepted since
+_ENDED = end_accepted()
 
 
 @dataclass(eq=False)
@@ -81,50 +83,28 @@ class SessionErrorMonitor(ConnMonitor):
         self.cands: list[_Cand] = []
         self.config_offered = False
 
-    def on_msg(self, log: ConnLog, m: Msg) -> None:
-        if m.direction != RECEIVED:
-            return
-        if m.kind == RESPONSE and m.ok and m.request is not None and not m.duplicate:
-            res = m.result if isinstance(m.result, dict) else {}
-            if m.request.method == "session/new" and isinstance(res.get("sessionId"), str):
-                self.known.add(res["sessionId"])
-            elif m.request.method == "session/list" and isinstance(res.get("sessions"), list):
-                for s in res["sessions"]:
-                    if isinstance(s, dict) and isinstance(s.get("sessionId"), str):
-                        self.known.add(s["sessionId"])
-            return
-        su = session_update(m)
-        if su is not None:
-            upd = su[1]
-            if upd.get("sessionUpdate") == "subagent_update" and isinstance(upd.get("sessionId"), str):
-                self.known.add(upd["sessionId"])
-            _announced_sessions(upd, self.known)
-
     def analyze(self, log: ConnLog) -> None:
+        model = log.sessions
+        self.known |= model.sids(_makes_known)
         initialized = False
-        closed: set[str] = set()
         self.config_offered = self.config_offered or offers_config_options(log.msgs)
         for m in log.msgs:
             if m.direction == SENT:
                 if (m.kind == REQUEST and initialized and isinstance(m.session_id, str)
                         and m.method in SCOPED + SUBORDINATE + ("session/close",)):
-                    self.cands.append(_Cand(m, m.session_id, m.session_id in self.resumed, m.session_id in closed))
+                    sid = m.session_id
+                    resumed = sid in self.resumed or sid in model.known_at(m, hows=(RESUME,))
+                    closed = sid in model.ended_at(m, _CLOSE_ACCEPTED, opens=(NEW, RESUME))
+                    self.cands.append(_Cand(m, sid, resumed, closed))
                 continue
             if m.direction != RECEIVED or m.kind != RESPONSE or m.request is None or m.duplicate:
                 continue
             rq = m.request
-            sid = rq.session_id
             if rq.method == "initialize" and m.ok:
                 initialized = True
-            elif rq.method == "session/new" and m.ok and isinstance(m.result, dict):
-                closed.discard(m.result.get("sessionId"))
-            elif rq.method == "session/resume" and m.ok and isinstance(sid, str):
-                self.resumed.add(sid)
-                closed.discard(sid)
-            elif rq.method == "session/close" and isinstance(sid, str) and (m.ok or m.error_code == NOT_FOUND):
-                closed.add(sid)
-            if m.error_code == NOT_FOUND and isinstance(sid, str):
-                self._judge_002(m, rq, sid)
+            if m.error_code == NOT_FOUND and isinstance(rq.session_id, str):
+                self._judge_002(m, rq, rq.session_id)
+        self.resumed |= model.known_at(None, hows=(RESUME,))
 
     def _judge_002(self, resp: Msg, rq: Msg, sid: str) -> None:
         data = resp.error.get("data")
@@ -298,42 +278,34 @@ class InactiveSessionMonitor(ConnMonitor):
 
     def __init__(self, ctx):
         super().__init__(ctx)
-        self.known: set[str] = set()  # created (or resumed) anywhere in this test
+        self.known: set[str] = set()  # created (or resumed) on the connections judged before
         self.deleted: set[str] = set()
 
     def analyze(self, log: ConnLog) -> None:
-        active: set[str] = set()
+        model = log.sessions
         init = False
         for m in log.msgs:
             if m.direction == RECEIVED and m.kind == RESPONSE and m.request is not None and not m.duplicate:
-                rq, sid = m.request, m.request.session_id
-                if rq.method == "initialize" and m.ok:
-                    init = True
-                elif rq.method == "session/new" and m.ok and isinstance(m.result, dict) \
-                        and isinstance(m.result.get("sessionId"), str):
-                    active.add(m.result["sessionId"])
-                    self.known.add(m.result["sessionId"])
-                elif rq.method == "session/resume" and m.ok and isinstance(sid, str):
-                    active.add(sid)
-                    self.known.add(sid)
-                elif rq.method in ("session/close", "session/delete") and isinstance(sid, str):
-                    if m.ok or m.error_code == NOT_FOUND:
-                        active.discard(sid)
-                    if rq.method == "session/delete" and m.ok:
-                        self.deleted.add(sid)
+                init = init or (m.request.method == "initialize" and m.ok)
                 continue
             if m.direction != SENT or m.kind != REQUEST or m.method not in ACTIVE_SCOPED or not init:
                 continue
             sid = m.session_id
-            if not isinstance(sid, str) or sid not in self.known or sid in active or sid in self.deleted:
-                continue  # unknown sessions are ERR-001's
-            if any(p.direction == SENT and p.kind == REQUEST and p.method in ("session/close", "session/delete",
-                                                                               "session/resume")
-                   and p.session_id == sid and not p.responses for p in log.msgs if p.order < m.order):
-                continue  # a close or resume of it was still in flight
-            if not m.responses:
+            if not isinstance(sid, str) or sid in model.open_at(m, _ENDED, opens=(NEW, RESUME)):
                 continue
-            r = m.responses[0]
+            if sid not in self.known and sid not in model.known_at(m, hows=(NEW, RESUME)):
+                continue  # unknown sessions are ERR-001's
+            if sid in self.deleted or sid in model.sids(_deleted, m):
+                continue
+            if any(p.order < m.order and not p.responses for p in model.sessions[sid].named
+                   if p.method in ("session/close", "session/delete", "session/resume")):
+                continue  # a close or resume of it was still in flight
+            if m.responses:
+                self._judge(m, sid, m.responses[0])
+        self.known |= model.known_at(None, hows=(NEW, RESUME))
+        self.deleted |= model.sids(_deleted)
+
+    def _judge(self, m: Msg, sid: str, r: Msg) -> None:
             label = f"{m.method} id={js(m.id)} for session {sid!r}, which is not active on this connection"
             if r.error_code == NOT_FOUND:
                 self.pass_few("ERR-003", f"{label}, got -32002.", [r, m])

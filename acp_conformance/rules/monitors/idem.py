@@ -22,6 +22,7 @@ from typing import Any
 
 from ...wire.transcript import RECEIVED, SENT
 from ..monitor import REQUEST, RESPONSE
+from ..sessions import NEW
 from ._common import USER_KINDS, WORK_STATES, ConnLog, ConnMonitor, Msg, fr, hashable, js, session_update
 
 CANCELLED = -32800  # an attempt the client (or the end of its session) cancelled: not judged
@@ -142,23 +143,22 @@ class PromptRetryMonitor(ConnMonitor):
         window = float(self.opt("rejection_window", 2.0))
         if not self._session_capable(log):
             return
+        model = log.sessions
         groups: dict[tuple[tuple[str, int], str], _Group] = {}
-        prompts: dict[str, list[Msg]] = {}  # session id -> its prompt requests on this connection
-        for m in log.msgs:
-            if m.direction == SENT and m.kind == REQUEST and m.method == "session/prompt" \
-                    and isinstance(m.session_id, str):
-                prompts.setdefault(m.session_id, []).append(m)
-                key = idempotency_key(m)
-                if key is not None:
-                    g = groups.setdefault((self._skey(m.session_id), key), _Group(m.session_id, key))
-                    g.reqs.append(m)
-            elif m.direction == RECEIVED and m.kind == RESPONSE and not m.duplicate and m.request is not None \
-                    and m.request.method == "session/new" and m.ok and isinstance(m.result, dict):
-                sid = m.result.get("sessionId")
-                if isinstance(sid, str):
-                    self.instance[sid] = self.instance.get(sid, 0) + 1
+        for t in model.turns:  # the suite's prompts, in order
+            key = idempotency_key(t.request)
+            if key is not None:
+                sid = t.request.session_id
+                # the session's instance: a session/new that returns its id again starts a new one
+                n = self.instance.get(sid, 0) + sum(1 for e in model.sessions[sid].known(NEW)
+                                                    if e.order < t.request.order)
+                g = groups.setdefault(((sid, n), key), _Group(sid, key))
+                g.reqs.append(t.request)
+        for sid, s in model.sessions.items():
+            if s.new_count:
+                self.instance[sid] = self.instance.get(sid, 0) + s.new_count
         for (skey, key), g in groups.items():
-            self._judge(log, skey, g, prompts.get(g.sid, []), window)
+            self._judge(log, skey, g, [t.request for t in model.sessions[g.sid].turns], window)
         # user-message ids of this connection, for the next connection's "new" test
         for m in log.msgs:
             su = session_update(m)

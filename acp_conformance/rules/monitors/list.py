@@ -19,6 +19,7 @@ from typing import Any
 from ...wire.transcript import SENT
 from ..findings import SKIP
 from ..monitor import REQUEST, RESPONSE
+from ..sessions import NEW, ConnSessions
 from ._common import ConnLog, ConnMonitor, Msg, fr, is_abs_path, js, session_update
 
 _RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
@@ -53,6 +54,13 @@ def info_problems(s: Any) -> list[str]:
     return [f"session {js(s.get('sessionId') if isinstance(s, dict) else None)}: {x}" for x in out]
 
 
+def _created(model: ConnSessions, upto: Msg) -> set[str]:
+    """Sessions created (session/new) or resumed (requested, whatever the answer) on this connection before ``upto``:
+    listing any other session must load nothing (LIST-006)."""
+    return model.known_at(upto, hows=(NEW,)) | {sid for sid, s in model.sessions.items()
+                                                 if any(r.order < upto.order for r in s.resumes)}
+
+
 class SessionListMonitor(ConnMonitor):
     rules = ("LIST-001", "LIST-002", "LIST-003", "LIST-004", "LIST-005", "LIST-006",
              "DELETE-001", "DELETE-002", "DELETE-003", "DELETE-004")
@@ -63,8 +71,7 @@ class SessionListMonitor(ConnMonitor):
         self.deletes = 0
 
     def analyze(self, log: ConnLog) -> None:
-        created: set[str] = set()  # sessions created or resumed (requested) on this connection
-        ever_created: set[str] = set()
+        model = log.sessions
         first_pages: list[tuple[Msg, list[str]]] = []  # (response, ids) of lists without cursor and cwd
         listed_only: dict[str, Msg] = {}  # listed here, not created/resumed here: sid -> the list response
         deleted: dict[str, Msg] = {}  # sid -> the successful delete response
@@ -74,7 +81,6 @@ class SessionListMonitor(ConnMonitor):
                 if m.kind == REQUEST and m.method != "session/list":
                     first_pages.clear()  # the set of sessions may change: compare only back-to-back lists
                 if m.kind == REQUEST and m.method == "session/resume" and isinstance(m.session_id, str):
-                    created.add(m.session_id)
                     listed_only.pop(m.session_id, None)
                 continue
             if m.kind == RESPONSE and not m.duplicate and m.request is not None:
@@ -84,13 +90,10 @@ class SessionListMonitor(ConnMonitor):
                     sess = caps.get("session") if isinstance(caps, dict) else None
                     delete_caps = isinstance(sess, dict) and isinstance(sess.get("delete"), dict)
                     self.caps = {"delete": delete_caps}
-                elif m.method == "session/new" and isinstance(m.result, dict) and isinstance(m.result.get("sessionId"), str):
-                    created.add(m.result["sessionId"])
-                    ever_created.add(m.result["sessionId"])
                 elif m.method == "session/list":
-                    self._list(m, p, first_pages, created, listed_only, deleted)
+                    self._list(m, p, first_pages, _created(model, m), listed_only, deleted)
                 elif m.method == "session/delete":
-                    self._delete(m, p, delete_caps, ever_created, deleted)
+                    self._delete(m, p, delete_caps, deleted)
                 elif m.method == "session/resume" and req.session_id in deleted and delete_caps:
                     d = deleted[req.session_id]
                     if m.error_code == NOT_FOUND:
@@ -178,7 +181,7 @@ class SessionListMonitor(ConnMonitor):
         for sid in ids:
             if isinstance(sid, str) and sid not in created:
                 listed_only.setdefault(sid, m)
-            if sid in deleted:
+            if isinstance(sid, str) and sid in deleted:
                 d = deleted[sid]
                 self.failed("DELETE-001", f"{label} still lists {sid!r}, deleted at t={d.t:.2f}.", fr([m, d]))
         if nc is None:  # a complete listing (or its last page): deleted sessions are absent
@@ -187,7 +190,7 @@ class SessionListMonitor(ConnMonitor):
                     self.pass_few("DELETE-001", f"{label}: {sid!r}, deleted at t={d.t:.2f}, is no longer listed.",
                                   [m, d], key=sid)
 
-    def _delete(self, m: Msg, p: dict, has_cap: bool | None, ever: set, deleted: dict) -> None:  # noqa: ARG002
+    def _delete(self, m: Msg, p: dict, has_cap: bool | None, deleted: dict) -> None:
         self.deletes += 1
         sid = p.get("sessionId")
         label = f"session/delete {js(sid)} (t={m.request.t:.2f})"

@@ -58,7 +58,7 @@ class PromptMonitor(ConnMonitor):
     # -- per connection -----------------------------------------------------------------------
     def analyze(self, log: ConnLog) -> None:
         window = float(self.opt("rejection_window", 2.0))
-        walk = PromptWalk(window, self.instance, self.seen_users)
+        walk = PromptWalk(window, self.instance, self.seen_users, log.sessions)
         for m in log.msgs:
             if m.direction == SENT:
                 walk.follow_request(m)

@@ -9,6 +9,7 @@ from typing import Any
 
 from ...wire.transcript import RECEIVED, SENT
 from ..monitor import REQUEST, RESPONSE
+from ..sessions import end_ok
 from ._common import WORK_STATES, ConnLog, ConnMonitor, Msg, fr, js, session_update
 
 BASE_BLOCKS = ("text", "resource_link")
@@ -28,7 +29,8 @@ def unadvertised_blocks(types: list, caps: dict | None) -> list:
     """Block types gated by a prompt capability that the initialize result ``caps`` does not advertise."""
     sess = (caps or {}).get("session")
     pcaps = sess.get("prompt") if isinstance(sess, dict) and isinstance(sess.get("prompt"), dict) else {}
-    return [t for t in types if t in GATED_BLOCKS and not isinstance(pcaps.get(GATED_BLOCKS[t]), dict)]
+    return [t for t in types if isinstance(t, str) and t in GATED_BLOCKS
+            and not isinstance(pcaps.get(GATED_BLOCKS[t]), dict)]
 
 
 def init_capabilities(m: Msg) -> dict | None:
@@ -45,22 +47,17 @@ def init_capabilities(m: Msg) -> dict | None:
 _URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")  # a scheme (RFC 3986): what every URI starts with
 
 
+# sessions created or resumed on this connection, not closed: the others are the unknown-session rules'
+_OPENS, _CLOSED = ("session/new", "session/resume"), end_ok(["session/close"])
+
+
 class PromptBlocksMonitor(ConnMonitor):
     rules = ("PROMPT-008", "PROMPT-009")
 
     def analyze(self, log: ConnLog) -> None:
         caps: dict | None = None
         busy: dict[Any, bool] = {}  # session -> foreground work active
-        active: set[Any] = set()  # sessions created or resumed on this connection, not closed
         for m in log.msgs:
-            if m.direction == RECEIVED and m.kind == RESPONSE and m.ok and m.request is not None:
-                rm = m.request.method
-                if rm == "session/new" and isinstance(m.result, dict):
-                    active.add(m.result.get("sessionId"))
-                elif rm == "session/resume":
-                    active.add(m.request.session_id)
-                elif rm == "session/close":
-                    active.discard(m.request.session_id)
             su = session_update(m)
             if su is not None and su[1].get("sessionUpdate") == "state_update":
                 busy[su[0]] = su[1].get("state") in WORK_STATES
@@ -73,7 +70,7 @@ class PromptBlocksMonitor(ConnMonitor):
                     or not m.responses or caps is None:
                 continue
             r = m.responses[0]
-            if m.session_id not in active:
+            if m.session_id not in log.sessions.open_at(m, _CLOSED, opens=_OPENS):
                 continue  # a prompt for a session not active here is the unknown-session rules' business
             if not r.ok and r.error_code in (-32002, -32800):
                 continue

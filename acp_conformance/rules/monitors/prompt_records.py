@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..monitor import REQUEST
+from ..sessions import NEW, OPENED, ConnSessions
 from ._common import USER_KINDS, WORK_STATES, Msg, TrackedSession, answered_request, hashable, js, session_update_kind
 
 
@@ -74,8 +75,10 @@ class PromptWalk:
     """Attributes one connection's frames, in order, to its prompt records. ``instance`` (session id -> how often
     session/new returned it) and ``seen_users`` (the first frame of each user-message id) span the test."""
 
-    def __init__(self, window: float, instance: dict[str, int], seen_users: dict[tuple[str, int], dict[Any, Msg]]):
+    def __init__(self, window: float, instance: dict[str, int], seen_users: dict[tuple[str, int], dict[Any, Msg]],
+                 model: ConnSessions):
         self.window = window
+        self.model = model
         self.instance = instance
         self.seen_users = seen_users
         self.sess: defaultdict[str, PromptSession] = defaultdict(PromptSession)
@@ -91,8 +94,6 @@ class PromptWalk:
             sid = m.session_id
             if m.method == "session/prompt":
                 self._new_prompt(m, sid)
-            elif m.method == "session/resume":
-                self.sess[sid].resume_pending.append(m)
 
     def _new_prompt(self, m: Msg, sid: str) -> None:
         st = self.sess[sid]
@@ -120,9 +121,7 @@ class PromptWalk:
             if m.ok and rec.was_active and st.active and st.running is not None:
                 rec.joined_running = st.running  # inserted into the running work, maybe joining it
             return rec
-        if rq.method == "session/resume" and isinstance(rq.session_id, str):
-            self.sess[rq.session_id].resume_answered(rq)
-        elif rq.method == "session/new" and m.ok and isinstance(m.result, dict):
+        if rq.method == "session/new" and m.ok and isinstance(m.result, dict):
             sid = m.result.get("sessionId")
             if isinstance(sid, str):
                 self.instance[sid] = self.instance.get(sid, 0) + 1
@@ -139,22 +138,33 @@ class PromptWalk:
             return None
         sid, upd, kind = su
         st = self.sess[sid]
+        pending = self._resumes_pending(sid, m)
         # a prompt written after the pending resume: its new user message and its running are live, not history
-        prompted = st.in_resume and any(r.req.order > st.resume_pending[0].order for r in st.recs if r.in_flight())
+        prompted = bool(pending) and any(r.req.order > pending[0].order for r in st.recs if r.in_flight())
         if kind in USER_KINDS:
-            self._user_message(m, sid, upd, st, prompted)
+            self._user_message(m, sid, upd, st, bool(pending), prompted)
         elif kind == "state_update":
             state = upd.get("state")
             changed = st.follow_state(state)
             if state in WORK_STATES:
-                self._running(m, st, changed, prompted)
-            elif state == "idle" and not st.in_resume:
+                self._running(m, st, changed, bool(pending), prompted)
+            elif state == "idle" and not pending:
                 self._idle(m, st, changed)
                 if changed:
                     return sid, m, upd, st.running
         return None
 
-    def _user_message(self, m: Msg, sid: str, upd: dict[str, Any], st: PromptSession, prompted: bool) -> None:
+    def _resumes_pending(self, sid: str, m: Msg) -> list[Msg]:
+        """The session's resumes pending at ``m`` (what arrives may be history), sent since its last session/new
+        answer: a session/new that returns the id again starts a new instance, with nothing pending."""
+        facts = self.model.session(sid)
+        if facts is None:
+            return []
+        new = facts.last(m, lambda e: e.kind == OPENED and e.how == NEW)
+        return [r for r in facts.resumes_pending_at(m) if new is None or r.order > new.order]
+
+    def _user_message(self, m: Msg, sid: str, upd: dict[str, Any], st: PromptSession, resuming: bool,
+                      prompted: bool) -> None:
         mid = upd.get("messageId")
         if not hashable(mid):
             return
@@ -162,16 +172,16 @@ class PromptWalk:
         new = mid not in seen
         if new:
             seen[mid] = m
-        if st.in_resume and not (prompted and new):
+        if resuming and not (prompted and new):
             return
         for r in st.recs:
             if r.collects(m.t, self.window):
                 r.users.append(UserMessage(mid, m, new, upd))
 
-    def _running(self, m: Msg, st: PromptSession, changed: bool, prompted: bool) -> None:
+    def _running(self, m: Msg, st: PromptSession, changed: bool, resuming: bool, prompted: bool) -> None:
         if changed:
             st.running = m
-        if st.in_resume and not prompted:
+        if resuming and not prompted:
             return
         for r in st.recs:
             if r.end_idle is None and not r.rejected and not r.was_active and r.running is None:

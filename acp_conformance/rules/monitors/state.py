@@ -38,7 +38,6 @@ class _S:
     carried: list[Msg] = field(default_factory=list)
     waiting: Msg | None = None  # a requires_action still without a following running/idle
     unblocked: Msg | None = None  # a suite action after that requires_action that should unblock it
-    resuming: int = 0
 
 
 def _stop_choice(resp: Msg, req: Msg) -> bool:
@@ -76,7 +75,7 @@ class StateLifecycleMonitor(ConnMonitor):
                 elif m.kind == REQUEST and m.method in ENDING_METHODS and isinstance(sid, str):
                     self._stop(ss.setdefault(sid, _S()), m)
                 elif m.kind == REQUEST and m.method == "session/resume" and isinstance(sid, str):
-                    ss.setdefault(sid, _S()).resuming += 1
+                    ss.setdefault(sid, _S())
                 elif m.kind == RESPONSE and m.request is not None:
                     rsid = m.request.session_id
                     st = ss.get(rsid)
@@ -86,14 +85,7 @@ class StateLifecycleMonitor(ConnMonitor):
                         if _stop_choice(m, m.request):
                             self._stop(st, m)
                 continue
-            if m.direction != RECEIVED:
-                continue
-            if m.kind == RESPONSE:
-                rq = m.request
-                if rq is not None and rq.method == "session/resume" and not m.duplicate:
-                    st = ss.get(rq.session_id)
-                    if st is not None and st.resuming:
-                        st.resuming -= 1
+            if m.direction != RECEIVED or m.kind == RESPONSE:
                 continue
             if m.kind == REQUEST and m.method == "session/request_permission" and isinstance(m.session_id, str):
                 perms.append((m, m.session_id))
@@ -118,7 +110,8 @@ class StateLifecycleMonitor(ConnMonitor):
             elif state == "idle":
                 sr = upd.get("stopReason")
                 self._stop_reason(m, upd, sr, after_stop=st.active is not None and bool(st.stops))
-                if st.active is not None and not st.resuming:
+                model = log.sessions.session(sid)  # an idle while a resume of it is pending is a snapshot
+                if st.active is not None and not (model is not None and model.resumes_pending_at(m)):
                     if sr == "cancelled":
                         self._judge_cancelled(m, sid, st)
                     carried = [x for x in st.stops if x.method == "session/cancel" and x.order > st.active.order

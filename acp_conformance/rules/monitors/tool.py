@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...wire.transcript import RECEIVED, SENT
-from ..monitor import NOTIFICATION, REQUEST, RESPONSE
-from ._common import (ENDING_METHODS, CancelCapable, ConnLog, ConnMonitor, Msg, fr, is_abs_path, js, secs,
+from ..monitor import NOTIFICATION, REQUEST
+from ..sessions import end_accepted, end_sent
+from ._common import (CancelCapable, ConnLog, ConnMonitor, Msg, fr, is_abs_path, js, secs,
                       session_update, session_update_kind)
 
 TOOL_STATUSES = ("pending", "in_progress", "paused", "completed", "failed", "cancelled")
@@ -31,32 +32,25 @@ def active_sessions(log: ConnLog, upto: Msg) -> set[str]:
     """Sessions created or resumed (successfully) on this connection before ``upto``, not closed or deleted.
 
     For a message of the agent a session ends when the agent has answered its session/close or
-    session/delete with success or -32002 (another error refused it): until then the agent's message may have crossed the close on the wire. For a
-    message of the suite it ends when the suite sent the close."""
-    of_agent = upto.direction == RECEIVED
-    out: set[str] = set()
-    for m in log.msgs:
-        if m.order >= upto.order:
-            break
-        if m.direction == RECEIVED and m.kind == RESPONSE and m.request is not None:
-            sid = m.request.session_id
-            if m.ok and m.method == "session/new" and isinstance(m.result, dict) \
-                    and isinstance(m.result.get("sessionId"), str):
-                out.add(m.result["sessionId"])
-            elif m.ok and m.method in ("session/resume", "session/load") and isinstance(sid, str):
-                out.add(sid)
-            elif of_agent and m.method in ENDING_METHODS and isinstance(sid, str) and (m.ok or m.error_code == -32002):
-                out.discard(sid)  # refused otherwise (e.g. -32601 from an agent without session/delete): still active
-        elif not of_agent and m.direction == SENT and m.kind == REQUEST and m.method in ENDING_METHODS \
-                and isinstance(m.session_id, str):
-            out.discard(m.session_id)
-    return out
+    session/delete with success or -32002 (another error refused it, e.g. -32601 from an agent without
+    session/delete: still active): until then the agent's message may have crossed the close on the wire.
+    For a message of the suite it ends when the suite sent the close."""
+    return log.sessions.open_at(upto, end_accepted() if upto.direction == RECEIVED else end_sent())
 
 
 @dataclass(eq=False)
 class ToolState(CancelCapable):
     status: Any = None
     updates: list[Msg] = field(default_factory=list)
+
+
+def _cancel_seen(m: Msg, tools: dict) -> tuple[Msg, ToolState | None, bool, Any]:
+    """A tool_call/cancel the suite sent: (request, the tool call's state, cancellable then, its status then)."""
+    p = m.params if isinstance(m.params, dict) else {}
+    key = (p.get("sessionId"), p.get("toolCallId"))
+    st = tools.get(key) if all(isinstance(k, str) for k in key) else None  # tools are keyed by strings
+    cancellable = st is not None and st.status not in FINAL and st.cancel is not None
+    return m, st, cancellable, st.status if st else None
 
 
 def apply_tool(tools: dict, sid: str, upd: dict, m: Msg) -> ToolState | None:
@@ -138,20 +132,10 @@ class ToolMonitor(ConnMonitor):
         self._subagents: set[str] = set()
         for m in log.msgs:
             if m.direction == SENT and m.kind == REQUEST and m.method == "tool_call/cancel":
-                p = m.params if isinstance(m.params, dict) else {}
-                st = tools.get((p.get("sessionId"), p.get("toolCallId")))
-                cancellable = st is not None and st.status not in FINAL and st.cancel is not None
-                cancels.append((m, st, cancellable, st.status if st else None))
+                cancels.append(_cancel_seen(m, tools))
                 continue
             if m.direction == RECEIVED and m.kind == REQUEST and m.method == "session/request_permission":
-                p = m.params if isinstance(m.params, dict) else {}
-                subj = p.get("subject")
-                tc = subj.get("toolCall") if isinstance(subj, dict) and subj.get("type") == "tool_call" else None
-                if isinstance(tc, dict) and isinstance(p.get("sessionId"), str):
-                    new = (p["sessionId"], tc.get("toolCallId")) not in tools
-                    st = apply_tool(tools, p["sessionId"], tc, m)
-                    if st is not None and new:
-                        self._first_report(st, tc, m, "the permission subject")
+                self._on_permission_request(m, tools)
                 continue
             su = session_update_kind(m)
             if su is None:
@@ -242,6 +226,17 @@ class ToolMonitor(ConnMonitor):
             name = "" if upd.get("name") else " (no name)"
             self.pass_few("TOOL-002", f"{where} of tool call {st.tid!r} has title {title!r}{name}.", [m])
 
+    def _on_permission_request(self, m: Msg, tools: dict) -> None:
+        """A permission request's tool call subject is a report of that tool call too."""
+        p = m.params if isinstance(m.params, dict) else {}
+        subj = p.get("subject")
+        tc = subj.get("toolCall") if isinstance(subj, dict) and subj.get("type") == "tool_call" else None
+        if isinstance(tc, dict) and isinstance(p.get("sessionId"), str):
+            new = (p["sessionId"], tc.get("toolCallId")) not in tools
+            st = apply_tool(tools, p["sessionId"], tc, m)
+            if st is not None and new:
+                self._first_report(st, tc, m, "the permission subject")
+
     def _judge_cancel(self, log: ConnLog, req: Msg, st: ToolState | None, cancellable: bool, status: Any,
                       window: float) -> None:
         p = req.params if isinstance(req.params, dict) else {}
@@ -251,7 +246,7 @@ class ToolMonitor(ConnMonitor):
         if resp is None:
             return  # an unanswered request is another rule's business
         if not cancellable:
-            if sid not in active_sessions(log, req):
+            if not isinstance(sid, str) or sid not in active_sessions(log, req):
                 return
             why = ("an unknown tool call" if st is None else f"a tool call already {status!r}" if status in FINAL
                    else "a tool call that does not advertise capabilities.cancel")

@@ -15,6 +15,7 @@ from typing import Any
 from ...wire.transcript import SENT
 from ..findings import SKIP
 from ..monitor import NOTIFICATION, REQUEST, RESPONSE
+from ..sessions import LOAD, NEW, RESUME, ConnSessions
 from ._common import ConnLog, ConnMonitor, Msg, fr, is_abs_path, js
 from .update_shapes import (annotation_problems, command_problems, content_problems, icon_problems, notice_problems,
                             path_problems, plan_problems, session_info_problems, update_blocks, usage_problems)
@@ -32,39 +33,42 @@ _USAGE = {"UPDATE-006": "usage_update", "UPDATE-007": "plan_update", "UPDATE-008
 @dataclass(eq=False)
 class _Sessions:
     """The sessions of one connection as ``analyze`` walks its frames."""
-    known: set[str] = field(default_factory=set)  # sessions created/resumed (requested) on this connection
+    model: ConnSessions  # the connection's session model
     children: set[str] = field(default_factory=set)  # announced by a subagent_update of a session of ours
     pending_new: list[Msg] = field(default_factory=list)  # session/new requests not answered yet
     compactions: dict[tuple[str, Any], dict[str, Any]] = field(default_factory=dict)  # (sid, compactionId) -> state
     cwds: dict[str, str] = field(default_factory=dict)  # sessionId -> the cwd the client gave
 
-    def ours(self, sid: Any) -> bool:
-        return sid in self.known or sid in self.children
+    def ours(self, sid: Any, at: Msg) -> bool:
+        """Created (its session/new answered) or resumed or loaded (requested) on this connection before ``at``,
+        or announced as a child."""
+        if sid in self.children:
+            return True
+        s = self.model.session(sid)
+        return s is not None and (any(e.order < at.order for e in s.known(NEW))
+                                  or any(r.order < at.order and r.method in (RESUME, LOAD) for r in s.named))
 
     def follow_request(self, m: Msg) -> None:
         """A frame the suite sent: a session/new, session/resume or session/load request."""
         if m.kind == REQUEST and m.method == "session/resume" and isinstance(m.params, dict) \
                 and isinstance(m.session_id, str) and isinstance(m.params.get("cwd"), str):
             self.cwds[m.session_id] = m.params["cwd"]
-        if m.kind == REQUEST and m.method in ("session/resume", "session/load") and isinstance(m.session_id, str):
-            self.known.add(m.session_id)
-        elif m.kind == REQUEST and m.method == "session/new":
+        if m.kind == REQUEST and m.method == "session/new":
             self.pending_new.append(m)
 
     def follow_new_answer(self, m: Msg) -> None:
         """The agent's result of a session/new."""
         sid = m.result.get("sessionId")
         if isinstance(sid, str):
-            self.known.add(sid)
             rp = m.request.params if m.request is not None and isinstance(m.request.params, dict) else {}
             if isinstance(rp.get("cwd"), str):
                 self.cwds[sid] = rp["cwd"]
         if m.request in self.pending_new:
             self.pending_new.remove(m.request)
 
-    def follow_update(self, sid: str, kind: str, upd: dict[str, Any]) -> None:
+    def follow_update(self, m: Msg, sid: str, kind: str, upd: dict[str, Any]) -> None:
         """A subagent_update of a session of ours announces a child session."""
-        if kind == "subagent_update" and isinstance(upd.get("sessionId"), str) and self.ours(sid):
+        if kind == "subagent_update" and isinstance(upd.get("sessionId"), str) and self.ours(sid, m):
             self.children.add(upd["sessionId"])
 
 
@@ -112,7 +116,7 @@ class SessionUpdateMonitor(ConnMonitor):
         self.seen[rule] = self.seen.get(rule, 0) + 1
 
     def analyze(self, log: ConnLog) -> None:
-        sessions = _Sessions()
+        sessions = _Sessions(log.sessions)
         for m in log.msgs:
             if m.direction == SENT:
                 sessions.follow_request(m)
@@ -127,7 +131,7 @@ class SessionUpdateMonitor(ConnMonitor):
         if upd is None:
             return
         sid, kind = m.params["sessionId"], upd["sessionUpdate"]
-        sessions.follow_update(sid, kind, upd)
+        sessions.follow_update(m, sid, kind, upd)
         self._judge_session_known(m, sid, kind, sessions)
         self._judge_update(m, sid, kind, upd, sessions)
         self._judge_cwd(m, sid, upd, sessions.cwds, proc_cwd)
@@ -153,7 +157,7 @@ class SessionUpdateMonitor(ConnMonitor):
 
     def _judge_session_known(self, m: Msg, sid: str, kind: str, sessions: _Sessions) -> None:
         """SESSION-010 (an update that arrives while a session/new is unanswered may be for it: SESSION-004)."""
-        if sessions.ours(sid):
+        if sessions.ours(sid, m):
             self.pass_few("SESSION-010", f"session/update {kind} at t={m.t:.2f} names {sid!r}, a session of "
                           "this connection.", [m], limit=1)
         elif not sessions.pending_new:
@@ -230,7 +234,7 @@ class SessionUpdateMonitor(ConnMonitor):
             bad.append(f"messageId {js(mid)} is not a non-empty string")
         for k in ("senderSessionId", "recipientSessionId"):
             v = upd.get(k)
-            if isinstance(v, str) and not sessions.ours(v):
+            if isinstance(v, str) and not sessions.ours(v, m):
                 bad.append(f"{k} {v!r} names a session that no subagent_update announced")
         self._verdict("UPDATE-012", where, bad, m)
 
