@@ -275,8 +275,10 @@ def test_agent_dying_mid_turn_still_gets_its_report(tmp_path):
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP], ids=lambda s: s.name)
 def test_a_signal_to_tap_reaches_the_agent_and_the_report_is_written(sig, tmp_path):
     d = tmp_path / "r"
+    # the signal's default disposition, even when this test runs under nohup (an ignored signal is inherited,
+    # and the tap leaves it ignored)
     proc = subprocess.Popen([*TAP, "--report-dir", str(d), "--", *REFERENCE_AGENT], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, cwd=tmp_path)
+                            stdout=subprocess.PIPE, cwd=tmp_path, preexec_fn=lambda: signal.signal(sig, signal.SIG_DFL))
     proc.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":2}}\n')
     proc.stdin.flush()
     assert b'"id":1' in proc.stdout.readline()  # the agent answered: the session is under way

@@ -216,7 +216,10 @@ class Tap:
                                       bufsize=0)  # unbuffered: the judge sees each copy now, not at the end
         self.tee_event("start", argv=self.cmd, pid=self.agent.pid)
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-            signal.signal(sig, self._on_signal)
+            # one the editor had ignored (nohup, a background job) stays ignored: the agent inherited that too,
+            # and a tap that caught it would pass it to an agent that ignores it, and wait for ever
+            if signal.getsignal(sig) is not signal.SIG_IGN:
+                signal.signal(sig, self._on_signal)
         feeder = threading.Thread(target=self._feeder, name="tap-judge-feed", daemon=True)
         feeder.start()
         agent_in, agent_out = self.agent.stdin.fileno(), self.agent.stdout.fileno()
