@@ -252,3 +252,10 @@ def test_an_agent_that_never_calls_tools_leaves_tool_rules_not_exercised_and_sti
     assert all(r.rule(x)["reason"] for x in idle)  # each says what would reach it
     assert v["coverage"]["exercised"] < v["coverage"]["checked"]
     assert "rules exercised" in v["summary"] and "ACP verdict: CONFORMANT" in r.output
+
+
+@pytest.mark.parametrize("value, says", [("-1", "--acp-run-ahead takes a number of tests, 0 or more (got -1)"),
+                                         ("many", "--acp-run-ahead: invalid int value: 'many'")])
+def test_run_ahead_takes_a_count(tmp_path, value, says):
+    r = run_suite(REFERENCE_AGENT, tmp_path, f"--acp-run-ahead={value}")
+    assert r.returncode in (2, 4) and says in r.output and "Traceback" not in r.output, r.output[-2000:]  # 4: argparse

@@ -269,6 +269,9 @@ def build_run_config(config: pytest.Config) -> RunConfig | None:
         "stop_reason_required": not config.getoption("acp_stop_reason_should"),
     }
     multiplier = _positive(config, "acp_timeout_multiplier", "--acp-timeout-multiplier", what="")
+    ahead = config.getoption("acp_run_ahead", default=None)
+    if ahead is not None and ahead < 0:
+        raise UsageError(f"--acp-run-ahead takes a number of tests, 0 or more (got {ahead})")
     schema_path = config.getoption("acp_schema")
     return RunConfig(
         side=side, **target, **checked,
