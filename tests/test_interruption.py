@@ -49,7 +49,8 @@ def test_a_swallowed_signal_still_stops_the_run(tmp_path):
         guard.uninstall()
 
     async def starts_again() -> None:  # uninstalled: a process that goes on may start targets again
-        t = Transport([sys.executable, "-c", "pass"], Transcript(), cwd=tmp_path)
+        # a process that lives until discarded: one that exits at once may be seen gone under load
+        t = Transport([sys.executable, "-c", "import time; time.sleep(60)"], Transcript(), cwd=tmp_path)
         await t.spawn()
         assert t.running
         await t.discard()

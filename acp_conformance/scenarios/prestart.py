@@ -116,7 +116,7 @@ class TestLoop:
             return False
         except PermissionError:  # pragma: no cover - not ours any more
             return False
-        return True
+        return not _exited(process.pid)
 
     def _start(self, argv: list[str], env: dict[str, str], key: tuple) -> Spare | None:
         workdir = Path(tempfile.mkdtemp(prefix=TMP_PREFIX)).resolve()
@@ -143,3 +143,12 @@ class TestLoop:
             with contextlib.suppress(Exception):
                 self._runner.close()
             self._runner = None
+
+
+def _exited(pid: int) -> bool:
+    """An exited child not reaped yet (a zombie) still answers kill(pid, 0): /proc tells, where there is one."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except (OSError, IndexError):
+        return False
