@@ -215,3 +215,13 @@ def test_a_scenario_that_runs_alone_has_nothing_beside_it(tmp_path):
     # not started beside before-1, and nothing was started beside it: after-0 starts when its test does
     assert "ahead" not in drives["alone"] and "ahead" not in drives["after-0"], drives
     assert "ahead" in drives["after-1"], drives
+
+
+def test_a_whole_test_timeout_counts_as_a_timeout_of_the_load():
+    """--acp-test-timeout marks the result (error_kind "test-timeout"), which running ahead reads, not the sentence."""
+    from types import SimpleNamespace
+    from acp_conformance.scenarios.run_ahead import _timed_out
+    assert _timed_out(SimpleNamespace(error_kind="test-timeout", error="anything"))
+    assert _timed_out(SimpleNamespace(error_kind="timeout", error=None))
+    assert not _timed_out(SimpleNamespace(error_kind="target-never", error="did not finish within the test timeout"))
+    assert not _timed_out(None)

@@ -27,6 +27,7 @@ async def run_bounded(runner: Any, body: Callable[[Any], Awaitable[None]], who: 
                     runner.transcript.event(EV_TIMEOUT, what="test", seconds=settings.test_timeout)
                     result.error = (f"{who} did not finish within the test timeout "
                                     f"({settings.test_timeout:g} s, --acp-test-timeout)")
+                    result.error_kind = result.error_kind or "test-timeout"
             except Exception as e:
                 if not on_error(e):
                     raise

@@ -60,7 +60,8 @@ class HarnessError(Exception):
 class RunResult:
     transcript: Transcript
     error: str | None = None  # why the steps could not be completed (None: completed)
-    # "timeout": an awaited answer or update never came; "target-never": it was one only the target decides to send
+    # "timeout": an awaited answer or update never came; "target-never": it was one only the target decides to send;
+    # "test-timeout": the whole test outlasted --acp-test-timeout
     error_kind: str | None = None
     skipped: str | None = None
     harness_error: str | None = None
