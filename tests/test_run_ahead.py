@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from acp_conformance.scenarios.prestart import TestLoop
+from acp_conformance.scenarios import run_ahead
 from acp_conformance.scenarios.run_ahead import LATE_LIMIT, Drive, RunAhead
 
 from suite_run import REFERENCE_AGENT, mutant_cmd, run_suite
@@ -52,16 +53,49 @@ def test_the_next_drives_run_beside_the_current_one_and_are_taken_by_their_tests
     loop, log = TestLoop(enabled=True), Log()
     ahead = RunAhead(loop, 2)
     try:
-        # a waits for c's start: it ends only because c, two tests ahead, runs beside it
+        # a waits for c's start: it ends only because c, two tests ahead, runs beside it; b and c hold their
+        # places until "go", so d, a third, does not start: 2 at once
         a = ahead.drive("a", lambda: log.drive("a", waits_for="c"),
-                        [("b", lambda: log.drive("b")), ("c", lambda: log.drive("c")), ("d", lambda: log.drive("d"))])
+                        [("b", lambda: log.drive("b", waits_for="go")), ("c", lambda: log.drive("c", waits_for="go")),
+                         ("d", lambda: log.drive("d"))])
         assert a.result is not None and not a.ahead
-        assert "start d" not in log.events  # the window is 2 deep
+        assert "start d" not in log.events  # 2 at once
+        log.gate("go").set()  # (b and c can end now; a gate, not a clock)
         b = ahead.drive("b", lambda: pytest.fail("b was driven again"), [("c", None), ("d", lambda: log.drive("d"))])
         assert b.ahead and b.result is not None and ahead.ahead == 1
         c = ahead.drive("c", lambda: pytest.fail("c was driven again"), [])
         d = ahead.drive("d", lambda: pytest.fail("d was driven again"), [])
         assert c.ahead and d.ahead and ahead.ahead == 3
+    finally:
+        ahead.close()
+        loop.close()
+
+
+def test_a_drive_ahead_that_ends_makes_room_for_the_next_while_the_current_test_runs():
+    loop, log = TestLoop(enabled=True), Log()
+    ahead = RunAhead(loop, 1)
+    try:
+        # one at a time beside a, which ends only once c, the second test ahead, has started: b made room
+        ahead.drive("a", lambda: log.drive("a", waits_for="c"), [("b", lambda: log.drive("b")),
+                                                                  ("c", lambda: log.drive("c"))])
+        assert log.events.index("end b") < log.events.index("start c") < log.events.index("end a")
+        assert ahead.drive("b", lambda: pytest.fail("b was driven again"), []).ahead
+        assert ahead.drive("c", lambda: pytest.fail("c was driven again"), []).ahead
+    finally:
+        ahead.close()
+        loop.close()
+
+
+def test_the_drives_ahead_stop_at_the_limit_of_tests_ahead(monkeypatch):
+    monkeypatch.setattr(run_ahead, "AHEAD_LIMIT", 2)
+    loop, log = TestLoop(enabled=True), Log()
+    ahead = RunAhead(loop, 1)
+    try:
+        ahead.drive("a", lambda: log.drive("a", waits_for="c"),
+                    [(n, lambda n=n: log.drive(n)) for n in ("b", "c", "d")])
+        assert "end c" in log.events and "start d" not in log.events  # b and c wait for their tests: 2 ahead
+        ahead.drive("b", lambda: pytest.fail("b was driven again"), [("c", None), ("d", lambda: log.drive("d"))])
+        assert "start d" in log.events  # b was taken: room for d
     finally:
         ahead.close()
         loop.close()
@@ -164,14 +198,16 @@ def _statuses(r) -> dict[str, str]:
     return {x["id"]: x["status"] for x in r.report["rules"]}
 
 
+def _properties(junit: Path) -> list[dict[str, str]]:
+    """Each scenario test's properties, in the order of the JUnit file."""
+    cases = ({p.get("name"): p.get("value") for p in case.iter("property")}
+             for case in ET.parse(junit).getroot().iter("testcase"))
+    return [props for props in cases if "scenario" in props]
+
+
 def _drives(junit: Path) -> dict[str, str]:
     """scenario -> its "drive" property (where "ahead" says it ran before its test began)."""
-    out = {}
-    for case in ET.parse(junit).getroot().iter("testcase"):
-        props = {p.get("name"): p.get("value") for p in case.iter("property")}
-        if "drive" in props:
-            out[props["scenario"]] = props["drive"]
-    return out
+    return {props["scenario"]: props["drive"] for props in _properties(junit) if "drive" in props}
 
 
 @pytest.mark.parametrize("agent", [REFERENCE_AGENT, mutant_cmd("session-010")], ids=["reference", "session-010"])
@@ -198,23 +234,35 @@ def test_a_target_that_dies_is_driven_again_in_place_with_the_same_verdicts(tmp_
     assert any("driven again alone" in v for v in _drives(three.junit).values()), _drives(three.junit)
 
 
-def test_a_scenario_that_runs_alone_has_nothing_beside_it(tmp_path):
+def test_a_scenario_that_runs_alone_has_nothing_beside_it_and_long_turns_go_first(tmp_path):
     (tmp_path / "s").mkdir()
     plain = "    rules: [PROMPT-001]\n    steps:\n      - initialize: {}\n      - new_session: {save: s}\n" \
             "      - prompt: {session: $s}\n"
+    long = plain.replace("prompt: {session: $s}", "prompt: {session: $s, text: \"${opt.long}\"}")
     (tmp_path / "s" / "alone.yaml").write_text(
         "scenarios:\n"
         + "".join(f"  - name: before-{i}\n{plain}" for i in range(2))
-        + f"  - name: alone\n    options: {{run_ahead: false}}\n{plain}"
-        + "".join(f"  - name: after-{i}\n{plain}" for i in range(2)))
-    r = run_suite(REFERENCE_AGENT, tmp_path / "run", f"--acp-scenarios={tmp_path / 's'}", "--acp-no-bundled",
-                  "--acp-run-ahead=3")
-    assert "5 passed" in r.output, r.output[-3000:]
+        + "".join(f"  - name: alone-{i}\n    options: {{run_ahead: false}}\n{plain}" for i in range(2))
+        + "".join(f"  - name: after-{i}\n{plain}" for i in range(2))
+        + f"  - name: long\n{long}")
+    args = (f"--acp-scenarios={tmp_path / 's'}", "--acp-no-bundled", "--acp-long-prompt=Say hello")
+    r = run_suite(REFERENCE_AGENT, tmp_path / "run", *args, "--acp-run-ahead=3")
+    assert "7 passed" in r.output, r.output[-3000:]
     drives = _drives(r.junit)
-    assert "ahead" in drives["before-1"], drives  # driven beside before-0
-    # not started beside before-1, and nothing was started beside it: after-0 starts when its test does
-    assert "ahead" not in drives["alone"] and "ahead" not in drives["after-0"], drives
-    assert "ahead" in drives["after-1"], drives
+    assert list(drives) == ["long", "before-0", "before-1", "after-0", "after-1", "alone-0", "alone-1"], drives
+    assert "ahead" in drives["before-0"] and "ahead" in drives["after-1"], drives  # driven beside long
+    # not started beside another, and nothing was started beside them
+    assert "ahead" not in drives["alone-0"] and "ahead" not in drives["alone-1"], drives
+    one = run_suite(REFERENCE_AGENT, tmp_path / "one", *args, "--acp-run-ahead=0")
+    order = [props["scenario"] for props in _properties(one.junit)]
+    assert order == ["before-0", "before-1", "alone-0", "alone-1", "after-0", "after-1", "long"]  # the file's order
+
+
+def test_the_order_for_running_ahead_moves_only_ranked_tests_each_rank_in_its_order():
+    from acp_conformance.scenarios.run_ahead import order_for_running_ahead
+    items = ["a1", "x", "l1", "a2", "y", "l2", "o1", "a3"]  # a: alone (2), l: long (0), o: other (1), x/y: unranked
+    rank = {"a": 2, "l": 0, "o": 1}
+    assert order_for_running_ahead(items, lambda i: rank.get(i[0])) == ["l1", "x", "l2", "o1", "y", "a1", "a2", "a3"]
 
 
 def test_a_whole_test_timeout_counts_as_a_timeout_of_the_load():

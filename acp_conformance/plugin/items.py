@@ -111,20 +111,26 @@ class ScenarioItem(JudgedItem):
         """Nothing runs beside this scenario: it must see its target start with it, or its verdict hangs on timing."""
         return not self._may_prestart() or self.scenario.options.get("run_ahead", True) is False
 
+    def ahead_rank(self) -> int:
+        """Its place when running ahead reorders the tests (run_ahead.order_for_running_ahead)."""
+        return 2 if self.runs_alone() else 0 if self.scenario.long_turn else 1
+
     def _upcoming(self, state: SuiteState):
         """The tests known to come next that may run beside this one (run_ahead.py), cut before one that runs alone."""
         if self.runs_alone():
             return []
-        if hasattr(self.config, "workerinput"):  # an xdist worker knows only its next test
+        if hasattr(self.config, "workerinput"):  # an xdist worker knows its next test and its queue
+            from .xdist_queue import queued_items
             nxt = state.run_ahead.nextitem
-            following = [nxt] if nxt is not None else []
+            following = [nxt, *queued_items(self.config, self.session)] if nxt is not None else []
         else:
+            from ..scenarios.run_ahead import AHEAD_LIMIT
             items = self.session.items
             try:
                 i = items.index(self)
             except ValueError:
                 return []
-            following = items[i + 1:i + 1 + state.run_ahead.depth]
+            following = items[i + 1:i + 1 + AHEAD_LIMIT]
         out = []
         for item in following:
             if not isinstance(item, ScenarioItem) or item.runs_alone():

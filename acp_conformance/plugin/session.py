@@ -41,13 +41,16 @@ class ConformanceRun:
 
     def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config, items: list) -> None:
         ids = self.state.run.rules  # --acp-rules, known IDs (checked at configure)
-        if not ids:
-            return
-        keep = [i for i in items if not isinstance(i, ScenarioItem) or ids & set(i.scenario.rules)]
-        dropped = [i for i in items if i not in keep]
-        if dropped:
-            config.hook.pytest_deselected(items=dropped)
-            items[:] = keep
+        if ids:
+            keep = [i for i in items if not isinstance(i, ScenarioItem) or ids & set(i.scenario.rules)]
+            dropped = [i for i in items if i not in keep]
+            if dropped:
+                config.hook.pytest_deselected(items=dropped)
+                items[:] = keep
+        ahead = self.state.run_ahead
+        if ahead is not None and ahead.on:  # long turns first, the tests that run alone last (run_ahead.py)
+            from ..scenarios.run_ahead import order_for_running_ahead
+            items[:] = order_for_running_ahead(items, lambda i: i.ahead_rank() if isinstance(i, ScenarioItem) else None)
 
     # -- running ------------------------------------------------------------------------------------
     @pytest.hookimpl(wrapper=True)

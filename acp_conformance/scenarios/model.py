@@ -65,6 +65,11 @@ class Scenario:
     options: dict[str, Any] = field(default_factory=dict)  # monitor option overrides
     side: str = "agent"
 
+    @property
+    def long_turn(self) -> bool:
+        """It prompts with --acp-long-prompt: the agent works for seconds (a hint for the order of running ahead)."""
+        return any(s.kind == "prompt" and "${opt.long}" in str(s.args.get("text", "")) for s in self.steps)
+
 
 def _fail(path: Path, where: str, problem: str) -> ScenarioFileError:
     return ScenarioFileError(f"{path}: {where}: {problem}")

@@ -1,23 +1,29 @@
 """Run ahead: the next scenario tests' drives run while the current test runs; each is judged when pytest reaches it.
 
 An agent test mostly waits on its target, and each test has a target process and a directory of its own: the
-drives of the next K tests (``--acp-run-ahead K``) can run beside the current one on the process's one event
-loop (the TestLoop's), with their monitors fed as the frames come. Judging, reporting and the order of the tests
-are unchanged: pytest reaches each test in turn, which waits for the rest of its drive and judges it.
+drives of the tests that come next can run beside the current one on the process's one event loop (the TestLoop's),
+with their monitors fed as the frames come. Judging, reporting and the order of the tests are unchanged: pytest
+reaches each test in turn, which waits for the rest of its drive and judges it.
 
-What runs ahead is what is known to come next: in a serial run the next K tests in pytest's order; in an xdist
-worker only the next test (pytest's ``nextitem``). The window stops before anything that must run alone: a fuzz
-test, a test of another kind, a scenario with ``options: {prestart: false}`` or ``{run_ahead: false}`` (a scenario
-whose verdict depends on timing: the cancel windows, for one); such a test also runs with nothing beside it, as
-does a rerun (``--acp-rerun-failures``: the drives in flight end first).
+``--acp-run-ahead K`` is how many drives run at once beside the current test. While the current test waits, each
+drive ahead that ends makes room for the next one, as far ahead as is known (at most AHEAD_LIMIT tests ahead, whose
+findings wait for their tests): a turn that takes seconds no longer holds the tests behind it. What is known to
+come next: in a serial run the tests after this one in pytest's order; in an xdist worker the tests it has been
+given (``xdist_queue.py``). The window stops before anything that must run alone: a fuzz test, a test of another
+kind, a scenario with ``options: {prestart: false}`` or ``{run_ahead: false}`` (a scenario whose verdict depends on
+timing: the cancel windows, for one); such a test also runs with nothing beside it, as does a rerun
+(``--acp-rerun-failures``: the drives in flight end first). ``order_for_running_ahead`` puts the scenarios that make
+the agent work long first and those that run alone last, so that neither holds the others up.
 
 The care for targets that cannot run twice at once: a drive that ran beside another and whose target died or would
 not start (``RunResult.target_gone``) is driven again in place, alone, and running ahead is off for the rest of the
 run (the drives then in flight are cancelled; their tests are driven in place). A drive beside others that ended
 on a timeout (``--acp-timeout``, ``--acp-test-timeout``: the extra load may have made the target late) is driven
 again alone, once the drives ahead have ended, and its verdict is the one of that drive; after LATE_LIMIT tests
-that timed out also alone (a target that hangs), the rest of the run goes one test at a time. A signal's sweep kills every
-target (they are registered like any other); ``close`` cancels the drives in flight and removes their directories.
+that timed out also alone (a target that hangs), the rest of the run goes one test at a time. A test driven again
+says so (its ``drive`` property), and the run counts it as flaky when its first drive's verdict was not a pass.
+A signal's sweep kills every target (they are registered like any other); ``close`` cancels the drives in flight
+and removes their directories.
 """
 
 from __future__ import annotations
@@ -31,13 +37,14 @@ from typing import Any, Awaitable, Callable
 from .prestart import TestLoop
 
 DEFAULT_DEPTH = 5  # bench_suite.py, serial: 5 ahead took 0.66 (reference) and 0.80 (TypeScript) of the time of 2
+AHEAD_LIMIT = 32  # tests whose drives may have run ahead of the current one (their findings wait in memory)
 LATE_LIMIT = 3  # tests that timed out also alone before running ahead stops (a silent or hanging target)
 CLOSE_WAIT = 10.0  # s: cancelled drives shut their targets down (the ladder's grace) within this
 
 
 def add_options(group) -> None:
     group.addoption("--acp-run-ahead", dest="acp_run_ahead", type=int, default=None, metavar="N",
-                    help=f"drive the next N agent tests while the current one runs, judging each in turn "
+                    help=f"drive up to N of the next agent tests at once while the current one runs, judging each in turn "
                          f"(default {DEFAULT_DEPTH}; 0: one test at a time; off with --acp-no-prestart and "
                          f"--acp-agent-cwd)")
 
@@ -84,6 +91,19 @@ class Drive:
             self.task = asyncio.ensure_future(self._run())
 
 
+def order_for_running_ahead(items: list, placed: Callable[[Any], int | None]) -> list:
+    """``items`` with those that ``placed`` ranks (0: a long turn, 1: any, 2: runs alone; None: not moved) sorted by
+    rank among their own places, each rank in its old order: a long turn started first runs beside all the others
+    instead of holding the last ones up, and the tests that run alone no longer empty the window again and again."""
+    ranks = [placed(i) for i in items]
+    slots = [n for n, r in enumerate(ranks) if r is not None]
+    moved = sorted(slots, key=lambda n: ranks[n])  # sorted() is stable: each rank keeps its order
+    out = list(items)
+    for slot, n in zip(slots, moved):
+        out[slot] = items[n]
+    return out
+
+
 Upcoming = list[tuple[str, Callable[[], Drive]]]  # (test id, a fresh Drive for it), in the order they will run
 
 
@@ -105,14 +125,17 @@ class RunAhead:
         self.again = 0  # drives done again alone
         self.late = 0  # drives that timed out beside others and again alone
         self.off_reason: str | None = None
+        self._next: Upcoming = []  # the tests after the current one whose drives may still start beside it
+        self._beside = False  # a drive ran beside the current one
 
     @property
     def on(self) -> bool:
         return self.depth > 0 and self.off_reason is None
 
     def drive(self, key: str, make: Callable[[], Drive], upcoming: Upcoming) -> Drive:
-        """Drive test ``key`` to its end (started ahead, or now) while the drives of ``upcoming`` (cut by the
-        caller before anything that must run alone; the first ``depth`` of it) run beside it. Returns its Drive."""
+        """Drive test ``key`` to its end (started ahead, or now) while up to ``depth`` drives of ``upcoming`` (the
+        tests known to come next, in order, cut by the caller before anything that must run alone) run beside it,
+        each that ends making room for the next. Returns its Drive."""
         rerun = key in self._driven  # --acp-rerun-failures runs a failed test again, alone
         self._driven.add(key)
         if rerun and self._drives:
@@ -120,14 +143,10 @@ class RunAhead:
         drive = self._drives.pop(key, None)
         if drive is None:
             drive = make()
-        if self.on and not rerun:
-            for k, m in upcoming[:self.depth]:
-                if k not in self._drives:
-                    d = m()
-                    d.ahead = True
-                    self._drives[k] = d
-        beside = drive.ahead or bool(self._drives)  # other targets ran while this one did
+        self._next = [(k, m) for k, m in upcoming if k not in self._drives] if self.on and not rerun else []
+        self._beside = drive.ahead or any(d.task is not None and not d.task.done() for d in self._drives.values())
         self._wait(drive)
+        beside = self._beside
         if beside and getattr(drive.result, "target_gone", False) and self.off_reason is None:
             self.turn_off("a target driven beside another died or would not start: no more running ahead in this run")
             drive = self._again(drive, make, self.off_reason)  # what a target that cannot run twice at once needs
@@ -141,10 +160,26 @@ class RunAhead:
             self.ahead += 1
         return drive
 
+    def _top_up(self) -> None:
+        """Start the next drives while fewer than ``depth`` run beside the current test (called inside the loop)."""
+        running = sum(1 for d in self._drives.values() if d.task is not None and not d.task.done())
+        while self.on and self._next and running < self.depth and len(self._drives) < AHEAD_LIMIT:
+            k, m = self._next.pop(0)
+            if k in self._drives:
+                continue
+            d = m()
+            d.ahead = True
+            self._drives[k] = d
+            d.start()
+            running += 1
+        if running:
+            self._beside = True
+
     def _again(self, drive: Drive, make: Callable[[], Drive], why: str) -> Drive:
         """Drive the test again with nothing beside it (the drives ahead end first): its verdict is then the one a
         run without running ahead would give."""
         drive.cleanup()
+        self._next = []  # nothing starts beside it
         if self._drives:
             self.loop.run(self._settle)
         drive = make()
@@ -165,11 +200,15 @@ class RunAhead:
         drive.waited = time.monotonic() - waiting
 
     async def _finish(self, drive: Drive) -> None:
-        for d in self._drives.values():
-            d.start()
         drive.start()
         assert drive.task is not None
-        await asyncio.shield(drive.task)  # an interruption cancels this wait; close() cancels the drive
+        self._top_up()  # also when this drive has ended already: the window moves on with the tests
+        while not drive.task.done():
+            ahead = [d.task for d in self._drives.values() if d.task is not None and not d.task.done()]
+            # an interruption cancels this wait, not the drives (close() cancels those)
+            await asyncio.wait([drive.task, *ahead], return_when=asyncio.FIRST_COMPLETED)
+            self._top_up()
+        await drive.task
 
     async def _settle(self) -> None:
         for d in self._drives.values():
