@@ -11,32 +11,31 @@
 4. With --whole: the realistic cases, in the same run: the whole bundled agent suite against the
    reference agent with its default simulated work and against the TypeScript and Python SDK interop
    agents (when tests/interop/install.sh has installed them), each serial and with -n 2, beside the
-   floor for each (the prompt lifecycle of 1 through a raw stdio driver against that same agent), each with
-   the --acp-run-ahead values of --run-ahead (default 0,5: ratios and rule verdicts beside the first).
+   floor for each (the same exchanges replayed from the run's transcripts by a raw stdio script, in the schedule
+   the run followed: floor.py), each with the --acp-run-ahead values of --run-ahead (default 0,5: time ratios
+   beside the first), --runs times (medians); then whether every run of a target gave the same rule verdicts.
 Timings are medians of a few repetitions; the ratio is what to quote, since the machine is shared.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import re
 import statistics
 import subprocess
 import sys
-import signal
 import tempfile
-import threading
 import time
 import tracemalloc
-from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from floor import SLACK, ReplayStats, replay_floor  # noqa: E402  (bench/, beside this script)
 
 AGENT = [sys.executable, "-m", "acp_conformance.reference.agent"]
 
@@ -257,11 +256,24 @@ def whole_suite(agent: list[str], workers: int, before: Path | None = None,
     return dt, (lines[-1].strip("= ") if lines else f"exit {out.returncode}"), rules
 
 
+@dataclass
+class WholeRun:
+    """One whole-suite run beside its floor."""
+    seconds: float
+    summary: str
+    rules: dict
+    floor: float
+    replayed: ReplayStats
+
+
 def realistic(prompts: int, names: list[str], workers_list: list[int], before: Path | None = None,
-              aheads: list[int] | None = None) -> None:
+              aheads: list[int] | None = None, runs: int = 1) -> list[str]:
     """Each target, each -n, each --acp-run-ahead K (``aheads``; the first is the base the others are compared
-    with: time ratio and rule verdicts), beside the floor of that run's own exchanges."""
+    with), ``runs`` times, beside the floor of each run's own exchanges in its own schedule (floor.py); then the
+    medians, and per target whether every run gave the same rule verdicts. Returns the table's rows."""
     aheads = aheads or [None]
+    table = ["| target | -n | run-ahead | suite | floor | suite / floor | / first run-ahead |",
+             "|---|---|---|---|---|---|---|"]
     for name in names:
         agent = TARGETS[name]
         if not installed(name):
@@ -272,143 +284,76 @@ def realistic(prompts: int, names: list[str], workers_list: list[int], before: P
             suite, _ = suite_run(prompts, d, agent)
         print(f"{name}: prompt lifecycle of {prompts}: raw {raw:.3f} s, suite {suite:.3f} s, "
               f"ratio {suite / raw:.2f} (target <= 1.3)", flush=True)
+        verdicts: dict[str, dict] = {}  # "-n W, run-ahead K, run R" -> rule -> status
         for workers in workers_list:
-            base: tuple[float, dict] | None = None
+            base: float | None = None
             for k in aheads:
-                with tempfile.TemporaryDirectory() as keep:
-                    dt, summary, rules = whole_suite(agent, workers, keep=Path(keep), run_ahead=k)
-                    floor = replay_floor(Path(keep) / "transcripts", agent, max(workers, 1))
-                vs = ""
-                if base is None:
-                    base = (dt, rules)
-                else:
-                    vs = f"; / run-ahead {aheads[0]}: {dt / base[0]:.2f}, {_same(base[1], rules)}"
-                ka = "default" if k is None else k
-                print(f"{name}: whole agent suite, -n {workers}, run-ahead {ka}: {dt:6.1f} s  ({summary}); floor "
-                      f"(the same exchanges replayed by a raw stdio script) {floor:6.1f} s: ratio {dt / floor:.2f}"
-                      f"{vs}", flush=True)
+                ka = "default" if k is None else str(k)
+                done = []
+                for r in range(runs):
+                    one = whole_with_floor(agent, workers, k)
+                    done.append(one)
+                    verdicts[f"-n {workers} run-ahead {ka} run {r + 1}"] = one.rules
+                    print(f"{name}: whole agent suite, -n {workers}, run-ahead {ka}, run {r + 1}: {one.seconds:6.1f} s "
+                          f"({one.summary}); floor {one.floor:6.1f} s ({_replayed(one.replayed)}): ratio "
+                          f"{one.seconds / one.floor:.2f}", flush=True)
+                table.append(_row(name, workers, ka, done, base))
+                base = statistics.median(o.seconds for o in done) if base is None else base
             if before is not None:
                 bdt, bsummary, brules = whole_suite(agent, workers, before=before)
+                now = verdicts[f"-n {workers} run-ahead {'default' if aheads[0] is None else aheads[0]} run 1"]
                 print(f"{name}: before ({before}), -n {workers}: {bdt:6.1f} s  ({bsummary}); "
-                      f"now / before {base[0] / bdt:.2f}; {_same(brules, base[1])}", flush=True)
+                      f"now / before {base / bdt:.2f}; {_same(brules, now)}", flush=True)
+        print(f"{name}: {same_verdicts(verdicts)}", flush=True)
+    print("\n".join(table), flush=True)
+    return table
+
+
+def _row(name: str, workers: int, ka: str, done: list[WholeRun], base: float | None) -> str:
+    """A table row: the medians of ``done`` (with the range of the suite's times when there are several)."""
+    dt = statistics.median(o.seconds for o in done)
+    floor = statistics.median(o.floor for o in done)
+    ratio = statistics.median(o.seconds / o.floor for o in done)
+    spread = f" ({min(o.seconds for o in done):.1f}-{max(o.seconds for o in done):.1f})" if len(done) > 1 else ""
+    vs = "" if base is None else f"{dt / base:.2f}"
+    return f"| {name} | {workers} | {ka} | {dt:.1f} s{spread} | {floor:.1f} s | {ratio:.2f} | {vs} |"
+
+
+def whole_with_floor(agent: list[str], workers: int, run_ahead: int | None) -> WholeRun:
+    """The whole suite against ``agent``, then the floor of its transcripts, in the schedule it followed."""
+    from acp_conformance.scenarios.run_ahead import DEFAULT_DEPTH
+    with tempfile.TemporaryDirectory() as keep:
+        dt, summary, rules = whole_suite(agent, workers, keep=Path(keep), run_ahead=run_ahead)
+        floor, replayed = replay_floor(Path(keep) / "transcripts", agent,
+                                       DEFAULT_DEPTH if run_ahead is None else run_ahead)
+    return WholeRun(dt, summary, rules, floor, replayed)
+
+
+def _replayed(stats: ReplayStats) -> str:
+    out = f"{stats.tests} tests, {stats.connections} connections"
+    if stats.ran_out:
+        out += f", {stats.ran_out} sends after waiting {SLACK:.0f} s beyond the recorded pause"
+    return out
 
 
 def _same(a: dict, b: dict) -> str:
-    if a == b:
-        return "identical rule verdicts"
-    return "rule verdicts differ: " + ", ".join(f"{r} {a.get(r)} -> {b.get(r)}" for r in sorted(set(a) | set(b))
-                                               if a.get(r) != b.get(r))
+    return same_verdicts({"before": a, "now": b})
 
 
-def replay_floor(transcripts: Path, agent: list[str], workers: int = 1) -> float:
-    """Seconds a raw stdio script takes to drive ``agent`` through the exchanges of a suite run's transcripts
-    (``workers`` at a time): the agent's own time, without the suite's drivers, monitors, settles and reports."""
-    files = sorted(transcripts.glob("*.jsonl"))
-    t0 = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        list(pool.map(lambda f: _replay_transcript(f, agent), files))
-    return time.perf_counter() - t0
-
-
-def _replay_transcript(path: Path, agent: list[str]) -> None:
-    """Each connection of one test, in a fresh directory: start the agent, send each frame the suite sent once
-    the agent has written as many lines as it had then (or once the run's own time to it has passed), with the
-    agent's ids of this run in place of those of the recorded one; close stdin, wait for the exit."""
-    entries = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    old_cwd = next((e["detail"].get("cwd") for e in entries if e.get("event") == "start"), None)
-    mapping: dict[str, str] = {}  # '"old sessionId"' -> '"new sessionId"' (string ids the agent made)
-    with tempfile.TemporaryDirectory() as workdir:
-        for conn in sorted({e["conn"] for e in entries}):
-            _replay_connection([e for e in entries if e["conn"] == conn], agent, workdir, old_cwd, mapping)
-
-
-def _replay_connection(entries: list[dict], agent: list[str], workdir: str, old_cwd: str | None,
-                       mapping: dict[str, str]) -> None:
-    if not any(e.get("event") == "start" for e in entries):
-        return
-    p = subprocess.Popen(agent, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                         cwd=workdir, start_new_session=True)
-    got: list[bytes] = []
-    changed = threading.Condition()
-
-    def read() -> None:
-        for line in p.stdout:
-            with changed:
-                got.append(line)
-                changed.notify_all()
-        with changed:
-            got.append(b"")  # end of output
-            changed.notify_all()
-
-    threading.Thread(target=read, daemon=True).start()
-    t_prev = None  # the recorded time of the frame before the next send
-    old: list[dict] = []  # what the agent wrote in the recorded run, so far
-    try:
-        for e in entries:
-            if e["dir"] == "received":
-                old.append(e)
-                t_prev = e["t"]
-                continue
-            if e["dir"] == "event" and e["event"] != "stdin-closed":
-                t_prev = e["t"] if t_prev is None else t_prev
-                continue
-            # the agent's lines decide (a frame sent early would race its start-up or its turn); a run that
-            # writes fewer than the recorded one (timing) costs the recorded pause plus the suite's 10 s timeout
-            with changed:
-                changed.wait_for(lambda: len(got) >= len(old) or (got and got[-1] == b""),
-                                 timeout=max(0.0, e["t"] - (t_prev if t_prev is not None else e["t"])) + 10.0)
-                seen = list(got)
-            _learn(old, seen, mapping)
-            if e["dir"] == "event":  # stdin-closed, once the agent has written what it wrote in the run
-                break
-            t_prev = e["t"]
-            raw = e.get("raw", "")
-            for a, b in mapping.items():
-                raw = raw.replace(a, b)
-            if old_cwd:
-                raw = raw.replace(old_cwd, workdir)
-            try:
-                p.stdin.write(raw.encode("utf-8", "surrogateescape") + b"\n")
-                p.stdin.flush()
-            except OSError:
-                break
-    finally:
-        with contextlib.suppress(OSError):
-            p.stdin.close()
-        try:
-            p.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
-            p.wait()
-
-
-def _learn(old: list[dict], seen: list[bytes], mapping: dict[str, str]) -> None:
-    """The string ids the agent made in this run (sessionId, messageId, toolCallId, terminalId, the ids of its
-    own requests...) for those of the recorded one: the agent's lines are paired with the recorded ones in order
-    (a pair whose method or id differs is left out) and every string under a key ending in "Id" is mapped."""
-    for e, line in zip(old, seen):
-        try:
-            a, b = json.loads(e.get("raw", "")), json.loads(line)
-        except ValueError:
-            continue
-        if not (isinstance(a, dict) and isinstance(b, dict)) or a.get("method") != b.get("method"):
-            continue
-        if "method" not in a and a.get("id") != b.get("id"):
-            continue
-        if "method" in a and "id" in a and isinstance(a["id"], str) and isinstance(b.get("id"), str):
-            mapping[json.dumps(a["id"])] = json.dumps(b["id"])  # a request of the agent's: our answer names it
-        _map_ids(a, b, mapping)
-
-
-def _map_ids(a: Any, b: Any, mapping: dict[str, str], key: str = "") -> None:
-    if isinstance(a, dict) and isinstance(b, dict):
-        for k in a.keys() & b.keys():
-            _map_ids(a[k], b[k], mapping, k)
-    elif isinstance(a, list) and isinstance(b, list):
-        for x, y in zip(a, b):
-            _map_ids(x, y, mapping, key)
-    elif isinstance(a, str) and isinstance(b, str) and key.endswith("Id") and a != b:
-        mapping[json.dumps(a)] = json.dumps(b)
+def same_verdicts(runs: dict[str, dict]) -> str:
+    """Whether every run (label -> rule -> status) gave the same verdict on each rule, else which differ and how."""
+    if not runs:
+        return "no runs"
+    differ = []
+    for rule in sorted(set().union(*runs.values())):
+        seen: dict[str, list[str]] = {}
+        for label, verdict in runs.items():
+            seen.setdefault(str(verdict.get(rule)), []).append(label)
+        if len(seen) > 1:
+            differ.append(f"{rule}: " + "; ".join(f"{status} in {', '.join(labels)}" for status, labels in seen.items()))
+    if not differ:
+        return f"identical rule verdicts in all {len(runs)} runs"
+    return f"rule verdicts differ between the {len(runs)} runs: " + " | ".join(differ)
 
 
 def main() -> int:
@@ -422,17 +367,21 @@ def main() -> int:
     ap.add_argument("--workers", default="0,2", help="-n values for the whole-suite runs, comma-separated")
     ap.add_argument("--run-ahead", default="0,5", metavar="K,K",
                     help="--acp-run-ahead values for the whole-suite runs, comma-separated (the first is the base)")
+    ap.add_argument("--runs", type=int, default=1, metavar="N",
+                    help="repeat each whole-suite run (and its floor) N times and report the medians")
     ap.add_argument("--before", type=Path, default=None, metavar="DIR",
                     help="a checkout of another revision (git worktree add DIR REV): its whole-suite times and "
                          "verdicts beside these, in the same run")
     a = ap.parse_args()
+    if a.runs < 1:
+        ap.error(f"--runs: {a.runs} is not a number of runs (1 or more)")
     if a.before is not None and not (a.before / "acp_conformance" / "plugin").exists() \
             and not (a.before / "acp_conformance" / "plugin.py").is_file():
         ap.error(f"--before: {a.before} is not a checkout of this project (no acp_conformance/plugin)")
     if a.whole or a.whole_only:
         realistic(min(a.prompts, 10), [t for t in a.targets.split(",") if t],
                   [int(w) for w in a.workers.split(",") if w], a.before,
-                  [int(k) for k in a.run_ahead.split(",") if k])
+                  [int(k) for k in a.run_ahead.split(",") if k], a.runs)
         if a.whole_only:
             return 0
     with tempfile.TemporaryDirectory() as d:

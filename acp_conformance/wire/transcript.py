@@ -22,7 +22,7 @@ RECEIVED = "received"
 EVENT = "event"
 
 # Event names (Frame.event)
-EV_START = "start"  # target process started; detail: argv, cwd, pid
+EV_START = "start"  # target process started; detail: argv, cwd, pid, wall (epoch s), suite_pid, [prestarted]
 EV_STDIN_CLOSED = "stdin-closed"
 EV_EOF = "eof"  # target closed its stdout
 EV_EXIT = "exit"  # detail: returncode, signal

@@ -90,6 +90,13 @@ class StderrBuffer:
         return s if len(s) <= limit else "..." + s[-limit:]
 
 
+def _started_when() -> dict[str, Any]:
+    """When and by which process of the suite a connection began (the start event's ``wall``, seconds since the
+    epoch, and ``suite_pid``): what puts the transcripts of one run back on one time line, per xdist worker
+    (bench/floor.py replays a run's exchanges in the order and with the concurrency the run had)."""
+    return {"wall": round(time.time(), 6), "suite_pid": os.getpid()}
+
+
 def describe_exit(returncode: int | None) -> str:
     if returncode is None:
         return "still running"
@@ -203,14 +210,14 @@ class Transport:
         except OSError as e:
             raise TargetError(f"could not start the target ({self.command_line}): {e}") from None
         _LIVE[self.tag] = self.process.pid
-        self.transcript.event(EV_START, argv=self.argv, cwd=self.cwd, pid=self.process.pid)
+        self.transcript.event(EV_START, argv=self.argv, cwd=self.cwd, pid=self.process.pid, **_started_when())
 
     def adopt(self, transcript: Transcript) -> None:
         """Take over a process started ahead of its connection (the fuzzer's spare, started while the
         previous example ran): its frames go to ``transcript`` from now on, which records the start."""
         self.transcript = transcript
         transcript.event(EV_START, argv=self.argv, cwd=self.cwd, pid=self.process.pid if self.process else None,
-                         prestarted=True)
+                         prestarted=True, **_started_when())
 
     def pause(self, settle: float = 1.0) -> bool:
         """Stop the process group (SIGSTOP) of a process started ahead, until ``unpause``: it keeps what it

@@ -1,0 +1,243 @@
+"""The bench's floor (bench/floor.py): a run's exchanges replayed in the schedule the run followed.
+
+On synthetic transcripts, never timed: which tests a worker has and in what order, which ran alone, which may
+start beside the current one, that a replay never runs more than the run did, that a prestarted agent is started
+when the test before starts, and that a replay maps the agent's ids; and the start event that records the schedule.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+from floor import FloorSchedule, Recorded, mark_alone, play, read_run, replay_test  # noqa: E402
+
+from acp_conformance.wire.transcript import Transcript  # noqa: E402
+from acp_conformance.wire.transport import Transport  # noqa: E402
+
+
+def _transcript(path: Path, wall: float, seconds: float, pid: int = 100, prestarted: bool = False,
+                conns: int = 1) -> None:
+    """A transcript file of one test whose first connection started at ``wall`` and whose last frame came
+    ``seconds`` later (frame times are relative to the transcript's own start)."""
+    lines = [{"seq": 0, "conn": 0, "dir": "event", "t": 0.0, "event": "note", "detail": {"text": "step 1"}}]
+    for c in range(conns):
+        detail = {"argv": ["agent"], "cwd": "/tmp/x", "pid": 1, "wall": wall + 0.5 + c, "suite_pid": pid}
+        if prestarted and c == 0:
+            detail["prestarted"] = True
+        lines.append({"seq": len(lines), "conn": c, "dir": "event", "t": 0.5 + c, "event": "start", "detail": detail})
+    lines.append({"seq": len(lines), "conn": conns - 1, "dir": "event", "t": 0.5 + seconds, "event": "exit"})
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+
+
+def _test(name: str, start: float, end: float, worker: int = 1, prestarted: bool = False) -> Recorded:
+    return Recorded(name, [], worker, start, end, prestarted)
+
+
+# -- what the run recorded ------------------------------------------------------------------------------------
+
+def test_a_run_is_read_per_suite_process_in_the_order_each_started_its_tests(tmp_path):
+    _transcript(tmp_path / "b.jsonl", wall=1000.0, seconds=2.0, pid=7)
+    _transcript(tmp_path / "a.jsonl", wall=1001.0, seconds=1.0, pid=7, prestarted=True)
+    _transcript(tmp_path / "c.jsonl", wall=999.0, seconds=5.0, pid=8, conns=2)
+    (tmp_path / "c.stderr.txt").write_text("noise")
+    (tmp_path / "none.jsonl").write_text(json.dumps({"seq": 0, "conn": 0, "dir": "event", "t": 0, "event": "note"}))
+    workers = read_run(tmp_path)
+    assert [[t.name for t in ts] for ts in workers] == [["c"], ["b", "a"]]  # "none" started no agent
+    c, (b, a) = workers[0][0], workers[1]
+    assert (b.start, b.end) == (1000.5, 1002.5)  # from its first start to its last frame
+    assert c.start == 999.5 and c.end == pytest.approx(1004.5) and c.worker == 8
+    assert a.prestarted and not b.prestarted
+    assert not a.alone and not b.alone and c.alone  # a began while b ran; c is alone in its process
+
+
+def test_a_transcript_without_start_times_is_refused_with_a_sentence(tmp_path):
+    (tmp_path / "old.jsonl").write_text(json.dumps({"seq": 0, "conn": 0, "dir": "event", "t": 0.0, "event": "start",
+                                                    "detail": {"argv": ["a"], "cwd": "/", "pid": 1}}) + "\n")
+    with pytest.raises(ValueError, match="records no start time"):
+        read_run(tmp_path)
+
+
+def test_alone_means_overlapping_no_other_test():
+    tests = [_test("long", 0, 10), _test("inside", 2, 3), _test("after", 11, 12), _test("late", 9.5, 20),
+             _test("touching", 20, 21)]
+    mark_alone(tests)
+    assert {t.name: t.alone for t in tests} == {"long": False, "inside": False, "after": False, "late": False,
+                                                "touching": True}
+
+
+def test_the_start_event_records_when_and_by_which_suite_process(tmp_path):
+    before = time.time()
+    first, adopted = Transcript(), Transcript()
+    t = Transport([sys.executable, "-c", "import sys; sys.stdin.read()"], first, cwd=str(tmp_path))
+
+    async def go():
+        await t.spawn()
+        t.adopt(adopted)  # a process started ahead, taken by its test
+        await t.discard()
+
+    anyio.run(go)
+    start, taken = first.frames[0], adopted.frames[0]
+    assert start.event == taken.event == "start"
+    assert before <= start.detail["wall"] <= taken.detail["wall"] <= time.time() + 0.001
+    assert start.detail["suite_pid"] == taken.detail["suite_pid"] == os.getpid() and taken.detail["prestarted"]
+
+
+# -- the schedule: what may start now --------------------------------------------------------------------------
+
+def test_serial_depth_zero_runs_one_test_at_a_time():
+    s = FloorSchedule([False] * 3, depth=0)
+    assert s.startable() == [0]
+    s.started.add(0)
+    assert s.startable() == []
+    s.finished.add(0)
+    assert s.startable() == [1]
+
+
+def test_up_to_depth_beside_the_current_test_each_that_ends_making_room():
+    s = FloorSchedule([False] * 8, depth=2)
+    assert s.startable() == [0, 1, 2]
+    s.started |= {0, 1, 2}
+    s.finished.add(2)  # one ahead ended: the next takes its place while 0 still runs
+    assert s.startable() == [3]
+    s.started.add(3)
+    s.finished.add(0)  # the current one ended: 1 is current, 3 runs beside it, one more may start
+    assert s.current == 1 and s.startable() == [4]
+
+
+def test_the_window_stops_before_a_test_that_runs_alone_which_then_runs_with_nothing_beside_it():
+    s = FloorSchedule([False, False, True, False, False], depth=5)
+    assert s.startable() == [0, 1]
+    s.started |= {0, 1}
+    s.finished.add(0)
+    assert s.startable() == []  # 2 runs alone: not while 1 runs
+    s.finished.add(1)
+    assert s.startable() == [2]
+    s.started.add(2)
+    assert s.startable() == []  # nothing beside it
+    s.finished.add(2)
+    assert s.startable() == [3, 4]
+
+
+def test_tests_started_ahead_are_bounded_by_the_ahead_limit():
+    s = FloorSchedule([False] * 10, depth=2, ahead_limit=3)
+    s.started |= {0, 1, 2}
+    s.finished |= {1, 2}  # two ahead ended, still waiting for their test
+    assert s.startable() == [3]  # 1, 2, 3 ahead of 0: the limit
+    s.started.add(3)
+    s.finished.add(3)
+    assert s.startable() == []
+
+
+# -- playing a worker's tests -----------------------------------------------------------------------------------
+
+def test_play_never_runs_more_than_the_schedule_allows_and_runs_every_test_once():
+    tests = [_test(f"t{i}", i, i + 1) for i in range(12)]
+    for i in (5, 9):
+        tests[i].alone = True
+    lock = threading.Lock()
+    running: list[int] = []
+    seen: list[tuple[int, list[int]]] = []
+    release = {i: threading.Event() for i in range(12)}
+
+    def run_one(test: Recorded, spare) -> str:
+        i = int(test.name[1:])
+        with lock:
+            seen.append((i, sorted(running)))
+            running.append(i)
+        if i == 0:  # the current test waits until the two beside it have started: they run while it does
+            assert release[0].wait(30), "the tests ahead did not start beside the current one"
+        with lock:
+            running.remove(i)
+            if len(seen) >= 3:
+                release[0].set()
+        return test.name
+
+    assert play(tests, depth=2, run_one=run_one) == [t.name for t in tests]
+    assert [i for i, _ in seen][:3] == [0, 1, 2] and sorted(i for i, _ in seen) == list(range(12))
+    for i, beside in seen:
+        assert len(beside) <= 2  # the current one and at most one other were running when a third started
+        if i in (5, 9):
+            assert beside == []  # alone
+        assert not any(b in (5, 9) for b in beside)
+        assert all(b < i for b in beside)  # started in order
+
+
+def test_a_prestarted_agent_is_started_when_the_test_before_starts_and_a_spare_not_taken_is_discarded():
+    tests = [_test("a", 0, 1), _test("b", 1, 2, prestarted=True), _test("c", 2, 3)]
+    for t in tests:
+        t.alone = True
+    events: list[str] = []
+
+    def prestart(test):
+        events.append(f"prestart {test.name}")
+        return f"spare of {test.name}"
+
+    def run_one(test, spare):
+        events.append(f"run {test.name} with {spare}")
+
+    play(tests, 0, run_one, prestart, discard=lambda s: events.append(f"discard {s}"))
+    assert events == ["prestart b", "run a with None", "run b with spare of b", "run c with None"]
+
+
+def test_an_error_in_one_replay_is_raised_after_the_others_end():
+    tests = [_test("a", 0, 1), _test("b", 1, 2)]
+    ran = []
+
+    def run_one(test, spare):
+        ran.append(test.name)
+        if test.name == "a":
+            raise RuntimeError("agent exited")
+
+    with pytest.raises(RuntimeError, match="agent exited"):
+        play(tests, 1, run_one)
+    assert sorted(ran) == ["a", "b"]
+
+
+# -- replaying one test ----------------------------------------------------------------------------------------
+
+ECHO_AGENT = [sys.executable, "-c", """
+import json, sys, uuid
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("method") == "session/new":
+        out = {"jsonrpc": "2.0", "id": m["id"], "result": {"sessionId": "s-" + uuid.uuid4().hex[:6]}}
+    else:
+        out = {"jsonrpc": "2.0", "id": m["id"], "result": {"echo": m.get("params")}}
+    print(json.dumps(out), flush=True)
+"""]
+
+
+def test_a_replay_sends_what_the_suite_sent_with_the_ids_the_agent_made_this_time(tmp_path):
+    def frame(seq, d, t, msg):
+        return {"seq": seq, "conn": 0, "dir": d, "t": t, "raw": json.dumps(msg)}
+
+    entries = [
+        {"seq": 0, "conn": 0, "dir": "event", "t": 0.0, "event": "start",
+         "detail": {"argv": ["a"], "cwd": "/old/cwd", "pid": 1, "wall": 1.0, "suite_pid": 1}},
+        frame(1, "sent", 0.1, {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/old/cwd"}}),
+        frame(2, "received", 0.2, {"jsonrpc": "2.0", "id": 1, "result": {"sessionId": "s-recorded"}}),
+        frame(3, "sent", 0.3, {"jsonrpc": "2.0", "id": 2, "method": "x", "params": {"sessionId": "s-recorded"}}),
+        frame(4, "received", 0.4, {"jsonrpc": "2.0", "id": 2, "result": {}}),
+        {"seq": 5, "conn": 0, "dir": "event", "t": 0.5, "event": "stdin-closed"},
+    ]
+    log = tmp_path / "seen.jsonl"
+    agent = [*ECHO_AGENT[:2], ECHO_AGENT[2].replace("for line in sys.stdin:",
+                                                   f"log = open({str(log)!r}, 'w')\nfor line in sys.stdin:\n"
+                                                   f"    log.write(line); log.flush()")]
+    stats = replay_test(entries, agent)
+    assert (stats.tests, stats.connections, stats.ran_out) == (1, 1, 0)
+    sent = [json.loads(x) for x in log.read_text().splitlines()]
+    assert sent[0]["params"]["cwd"] not in ("/old/cwd", "")  # its own fresh directory
+    new_sid = sent[1]["params"]["sessionId"]
+    assert new_sid.startswith("s-") and new_sid != "s-recorded"
