@@ -241,3 +241,24 @@ def test_a_replay_sends_what_the_suite_sent_with_the_ids_the_agent_made_this_tim
     assert sent[0]["params"]["cwd"] not in ("/old/cwd", "")  # its own fresh directory
     new_sid = sent[1]["params"]["sessionId"]
     assert new_sid.startswith("s-") and new_sid != "s-recorded"
+
+
+# -- the bench's summary of repeated runs ----------------------------------------------------------------------
+
+def test_the_verdicts_of_all_runs_of_a_target_are_compared_and_a_difference_is_named():
+    from bench_suite import same_verdicts
+    a = {"CLOSE-004": "pass", "INIT-001": "pass"}
+    assert same_verdicts({"-n 0 run-ahead 0 run 1": a, "-n 2 run-ahead 5 run 1": dict(a)}) == \
+        "identical rule verdicts in all 2 runs"
+    got = same_verdicts({"r1": a, "r2": dict(a), "r3": {"CLOSE-004": "fail"}})
+    assert got == ("rule verdicts differ between the 3 runs: CLOSE-004: pass in r1, r2; fail in r3 | "
+                   "INIT-001: pass in r1, r2; None in r3")
+
+
+def test_repeated_runs_are_reported_as_medians_with_the_suite_s_range():
+    from bench_suite import WholeRun, _row
+    from floor import ReplayStats
+    runs = [WholeRun(s, "", {}, f, ReplayStats()) for s, f in ((30.0, 20.0), (40.0, 20.0), (33.0, 30.0))]
+    assert _row("reference", 0, "5", runs, base=66.0) == \
+        "| reference | 0 | 5 | 33.0 s (30.0-40.0) | 20.0 s | 1.50 | 0.50 |"
+    assert _row("reference", 2, "0", runs[:1], base=None) == "| reference | 2 | 0 | 30.0 s | 20.0 s | 1.50 |  |"
