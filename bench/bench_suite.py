@@ -350,7 +350,8 @@ def same_verdicts(runs: dict[str, dict]) -> str:
         for label, verdict in runs.items():
             seen.setdefault(str(verdict.get(rule)), []).append(label)
         if len(seen) > 1:
-            differ.append(f"{rule}: " + "; ".join(f"{status} in {', '.join(labels)}" for status, labels in seen.items()))
+            differ.append(f"{rule}: " + "; ".join(f"{status} in {', '.join(labels)}"
+                                                  for status, labels in seen.items()))
     if not differ:
         return f"identical rule verdicts in all {len(runs)} runs"
     return f"rule verdicts differ between the {len(runs)} runs: " + " | ".join(differ)
