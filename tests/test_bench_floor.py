@@ -164,13 +164,15 @@ def test_play_never_runs_more_than_the_schedule_allows_and_runs_every_test_once(
         return test.name
 
     assert play(tests, depth=2, run_one=run_one) == [t.name for t in tests]
-    assert [i for i, _ in seen][:3] == [0, 1, 2] and sorted(i for i, _ in seen) == list(range(12))
+    # (the threads record in the order the system runs them: what is asserted holds whatever that order)
+    assert sorted(i for i, _ in seen) == list(range(12))
     for i, beside in seen:
         assert len(beside) <= 2  # the current one and at most one other were running when a third started
         if i in (5, 9):
             assert beside == []  # alone
         assert not any(b in (5, 9) for b in beside)
-        assert all(b < i for b in beside)  # started in order
+        assert i in (5, 9) or i < 5 and all(b < 5 for b in beside) or 5 < i < 9 and all(5 < b < 9 for b in beside) \
+            or i > 9 and all(b > 9 for b in beside)  # nothing crosses a test that runs alone
 
 
 def test_a_prestarted_agent_is_started_when_the_test_before_starts_and_a_spare_not_taken_is_discarded():
