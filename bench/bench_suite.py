@@ -333,7 +333,8 @@ def _replayed(stats: ReplayStats) -> str:
     out = f"{stats.tests} tests, {stats.connections} connections"
     if stats.ran_out:
         out += f", {stats.ran_out} sends after waiting {SLACK:.0f} s beyond the recorded pause"
-    return out
+    return out + (f"; the run's agents ran from first start to last frame for {stats.span:.1f} s; "
+                  f"drives most above their replay: {stats.most_above()}")
 
 
 def _same(a: dict, b: dict) -> str:

@@ -183,11 +183,17 @@ class ReplayStats:
     tests: int = 0
     connections: int = 0
     ran_out: int = 0  # frames sent after waiting SLACK beyond the recorded pause (fewer lines than recorded)
+    span: float = 0.0  # s from the run's first agent start to its last frame (the rest of its time is pytest's)
+    above: list[tuple[float, str, float, float]] = field(default_factory=list)  # (excess, test, run's, floor's)
 
     def add(self, other: "ReplayStats") -> None:
         self.tests += other.tests
         self.connections += other.connections
         self.ran_out += other.ran_out
+
+    def most_above(self, n: int = 3) -> str:
+        """The tests whose drive in the run took longest beyond their replay."""
+        return ", ".join(f"{name} {run:.1f} s vs {floor:.1f} s" for _, name, run, floor in sorted(self.above)[::-1][:n])
 
 
 @dataclass
@@ -207,6 +213,8 @@ def replay_floor(transcripts: Path, agent: list[str], depth: int = 0) -> tuple[f
     drivers, monitors, settles and reports."""
     workers = read_run(transcripts)
     stats = ReplayStats()
+    if workers:
+        stats.span = max(t.end for ts in workers for t in ts) - min(ts[0].start for ts in workers)
     lock = threading.Lock()
 
     def spare(test: Recorded) -> Spare:
@@ -218,9 +226,12 @@ def replay_floor(transcripts: Path, agent: list[str], depth: int = 0) -> tuple[f
         s.workdir.cleanup()
 
     def run_one(test: Recorded, s: Spare | None) -> None:
+        t = time.perf_counter()
         got = replay_test(test.entries, agent, s)
+        took = time.perf_counter() - t
         with lock:
             stats.add(got)
+            stats.above.append((test.end - test.start - took, test.name, test.end - test.start, took))
 
     t0 = time.perf_counter()
     threads = [threading.Thread(target=play, args=(tests, depth, run_one, spare, discard)) for tests in workers]

@@ -20,7 +20,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from floor import FloorSchedule, Recorded, mark_alone, play, read_run, replay_test  # noqa: E402
+from floor import (FloorSchedule, Recorded, ReplayStats, mark_alone, play, read_run, replay_floor,  # noqa: E402
+                   replay_test)
 
 from acp_conformance.wire.transcript import Transcript  # noqa: E402
 from acp_conformance.wire.transport import Transport  # noqa: E402
@@ -220,19 +221,24 @@ for line in sys.stdin:
 """]
 
 
-def test_a_replay_sends_what_the_suite_sent_with_the_ids_the_agent_made_this_time(tmp_path):
+def _exchange(wall: float = 1.0, pid: int = 1) -> list[dict]:
+    """A recorded connection: session/new, then a request naming the session the agent made."""
     def frame(seq, d, t, msg):
         return {"seq": seq, "conn": 0, "dir": d, "t": t, "raw": json.dumps(msg)}
 
-    entries = [
+    return [
         {"seq": 0, "conn": 0, "dir": "event", "t": 0.0, "event": "start",
-         "detail": {"argv": ["a"], "cwd": "/old/cwd", "pid": 1, "wall": 1.0, "suite_pid": 1}},
+         "detail": {"argv": ["a"], "cwd": "/old/cwd", "pid": 1, "wall": wall, "suite_pid": pid}},
         frame(1, "sent", 0.1, {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/old/cwd"}}),
         frame(2, "received", 0.2, {"jsonrpc": "2.0", "id": 1, "result": {"sessionId": "s-recorded"}}),
         frame(3, "sent", 0.3, {"jsonrpc": "2.0", "id": 2, "method": "x", "params": {"sessionId": "s-recorded"}}),
         frame(4, "received", 0.4, {"jsonrpc": "2.0", "id": 2, "result": {}}),
         {"seq": 5, "conn": 0, "dir": "event", "t": 0.5, "event": "stdin-closed"},
     ]
+
+
+def test_a_replay_sends_what_the_suite_sent_with_the_ids_the_agent_made_this_time(tmp_path):
+    entries = _exchange()
     log = tmp_path / "seen.jsonl"
     agent = [*ECHO_AGENT[:2], ECHO_AGENT[2].replace("for line in sys.stdin:",
                                                    f"log = open({str(log)!r}, 'w')\nfor line in sys.stdin:\n"
@@ -243,6 +249,20 @@ def test_a_replay_sends_what_the_suite_sent_with_the_ids_the_agent_made_this_tim
     assert sent[0]["params"]["cwd"] not in ("/old/cwd", "")  # its own fresh directory
     new_sid = sent[1]["params"]["sessionId"]
     assert new_sid.startswith("s-") and new_sid != "s-recorded"
+
+
+def test_the_floor_of_a_run_replays_every_worker_and_says_where_the_run_spent_more(tmp_path):
+    for name, wall, pid in (("a", 100.0, 1), ("b", 100.2, 2), ("c", 101.0, 1)):
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(e) + "\n" for e in _exchange(wall, pid)))
+    seconds, stats = replay_floor(tmp_path, ECHO_AGENT, depth=1)
+    assert (stats.tests, stats.connections, stats.ran_out) == (3, 3, 0) and seconds > 0
+    assert stats.span == pytest.approx(1.5)  # from a's start to c's last frame
+    assert sorted(name for _, name, _, _ in stats.above) == ["a", "b", "c"]
+
+
+def test_the_tests_most_above_their_replay_come_first():
+    stats = ReplayStats(above=[(0.1, "quick", 0.3, 0.2), (5.0, "settles", 6.0, 1.0), (-0.2, "faster", 0.1, 0.3)])
+    assert stats.most_above(2) == "settles 6.0 s vs 1.0 s, quick 0.3 s vs 0.2 s"
 
 
 # -- the bench's summary of repeated runs ----------------------------------------------------------------------
