@@ -332,7 +332,8 @@ def whole_with_floor(agent: list[str], workers: int, run_ahead: int | None) -> W
 def _replayed(stats: ReplayStats) -> str:
     out = f"{stats.tests} tests, {stats.connections} connections"
     if stats.ran_out:
-        out += f", {stats.ran_out} sends after waiting {SLACK:.0f} s beyond the recorded pause"
+        out += (f", {stats.ran_out} sends after waiting {SLACK:.0f} s beyond the recorded pause "
+                f"({', '.join(stats.ran_out_in)})")
     return out + (f"; the run's agents ran from first start to last frame for {stats.span:.1f} s; "
                   f"drives most above their replay: {stats.most_above()}")
 

@@ -183,6 +183,7 @@ class ReplayStats:
     tests: int = 0
     connections: int = 0
     ran_out: int = 0  # frames sent after waiting SLACK beyond the recorded pause (fewer lines than recorded)
+    ran_out_in: list[str] = field(default_factory=list)  # each of those sends: where, and how many lines had come
     span: float = 0.0  # s from the run's first agent start to its last frame (the rest of its time is pytest's)
     above: list[tuple[float, str, float, float]] = field(default_factory=list)  # (excess, test, run's, floor's)
 
@@ -190,6 +191,7 @@ class ReplayStats:
         self.tests += other.tests
         self.connections += other.connections
         self.ran_out += other.ran_out
+        self.ran_out_in += other.ran_out_in
 
     def most_above(self, n: int = 3) -> str:
         """The tests whose drive in the run took longest beyond their replay."""
@@ -229,6 +231,7 @@ def replay_floor(transcripts: Path, agent: list[str], depth: int = 0) -> tuple[f
         t = time.perf_counter()
         got = replay_test(test.entries, agent, s)
         took = time.perf_counter() - t
+        got.ran_out_in = [f"{test.name} {x}" for x in got.ran_out_in]
         with lock:
             stats.add(got)
             stats.above.append((test.end - test.start - took, test.name, test.end - test.start, took))
@@ -259,7 +262,9 @@ def replay_test(entries: list[dict], agent: list[str], spare: Spare | None = Non
                 continue
             p, process = process or start_agent(agent, workdir.name), None
             stats.connections += 1
-            stats.ran_out += _replay_connection(mine, p, workdir.name, old_cwd, mapping)
+            late = _replay_connection(mine, p, workdir.name, old_cwd, mapping)
+            stats.ran_out += len(late)
+            stats.ran_out_in += late
     finally:
         if process is not None:  # a spare no connection took
             _end(process, wait=0)
@@ -268,11 +273,11 @@ def replay_test(entries: list[dict], agent: list[str], spare: Spare | None = Non
 
 
 def _replay_connection(entries: list[dict], p: subprocess.Popen, workdir: str, old_cwd: str | None,
-                       mapping: dict[str, str]) -> int:
-    """Drive one connection; returns how many sends waited out SLACK."""
+                       mapping: dict[str, str]) -> list[str]:
+    """Drive one connection; returns where a send waited out SLACK, and how many lines had come by then."""
     got: list[bytes] = []
     changed = threading.Condition()
-    ran_out = 0
+    ran_out: list[str] = []
 
     def read() -> None:
         for line in p.stdout:
@@ -301,7 +306,7 @@ def _replay_connection(entries: list[dict], p: subprocess.Popen, workdir: str, o
             with changed:
                 if not changed.wait_for(lambda: len(got) >= len(old) or (got and got[-1] == b""),
                                         timeout=pause + SLACK):
-                    ran_out += 1
+                    ran_out.append(f"frame #{e.get('seq')}: {len(got)} of {len(old)} lines")
                 seen = list(got)
             learn_ids(old, seen, mapping)
             if e["dir"] == "event":  # stdin-closed, once the agent has written what it wrote in the run
