@@ -35,7 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from floor import SLACK, ReplayStats, replay_floor  # noqa: E402  (bench/, beside this script)
+from floor import ReplayStats, replay_floor  # noqa: E402  (bench/, beside this script)
 
 AGENT = [sys.executable, "-m", "acp_conformance.reference.agent"]
 
@@ -332,7 +332,7 @@ def whole_with_floor(agent: list[str], workers: int, run_ahead: int | None) -> W
 def _replayed(stats: ReplayStats) -> str:
     out = f"{stats.tests} tests, {stats.connections} connections"
     if stats.ran_out:
-        out += (f", {stats.ran_out} sends after waiting {SLACK:.0f} s beyond the recorded pause "
+        out += (f", {stats.ran_out} sends before the agent had written as many lines as in the run "
                 f"({', '.join(stats.ran_out_in)})")
     return out + (f"; the run's agents ran from first start to last frame for {stats.span:.1f} s; "
                   f"drives most above their replay: {stats.most_above()}")

@@ -35,6 +35,7 @@ except ImportError:  # an older checkout: no limit
     AHEAD_LIMIT = 1 << 30
 
 SLACK = 10.0  # s beyond the recorded pause before a frame is sent anyway (the agent wrote fewer lines this time)
+QUIET = 0.5  # s: an agent silent this long, once the recorded pause has passed, has written what it will
 
 
 @dataclass
@@ -182,7 +183,7 @@ def play(tests: list[Recorded], depth: int, run_one: Callable[[Recorded, Any], A
 class ReplayStats:
     tests: int = 0
     connections: int = 0
-    ran_out: int = 0  # frames sent after waiting SLACK beyond the recorded pause (fewer lines than recorded)
+    ran_out: int = 0  # frames sent before the agent had written as many lines as in the run (it wrote fewer)
     ran_out_in: list[str] = field(default_factory=list)  # each of those sends: where, and how many lines had come
     span: float = 0.0  # s from the run's first agent start to its last frame (the rest of its time is pytest's)
     above: list[tuple[float, str, float, float]] = field(default_factory=list)  # (excess, test, run's, floor's)
@@ -274,8 +275,9 @@ def replay_test(entries: list[dict], agent: list[str], spare: Spare | None = Non
 
 def _replay_connection(entries: list[dict], p: subprocess.Popen, workdir: str, old_cwd: str | None,
                        mapping: dict[str, str]) -> list[str]:
-    """Drive one connection; returns where a send waited out SLACK, and how many lines had come by then."""
+    """Drive one connection; returns where a send did not wait for the run's count of lines, and how many had come."""
     got: list[bytes] = []
+    last = [time.monotonic()]  # when the agent last wrote
     changed = threading.Condition()
     ran_out: list[str] = []
 
@@ -283,6 +285,7 @@ def _replay_connection(entries: list[dict], p: subprocess.Popen, workdir: str, o
         for line in p.stdout:
             with changed:
                 got.append(line)
+                last[0] = time.monotonic()
                 changed.notify_all()
         with changed:
             got.append(b"")  # end of output
@@ -300,13 +303,11 @@ def _replay_connection(entries: list[dict], p: subprocess.Popen, workdir: str, o
             if e["dir"] == "event" and e["event"] != "stdin-closed":
                 t_prev = e["t"] if t_prev is None else t_prev
                 continue
-            # the agent's lines decide (a frame sent early would race its start-up or its turn); a run that
-            # writes fewer than the recorded one (timing) costs the recorded pause plus SLACK
             pause = max(0.0, e["t"] - (t_prev if t_prev is not None else e["t"]))
             with changed:
-                if not changed.wait_for(lambda: len(got) >= len(old) or (got and got[-1] == b""),
-                                        timeout=pause + SLACK):
-                    ran_out.append(f"frame #{e.get('seq')}: {len(got)} of {len(old)} lines")
+                short = _await_lines(changed, got, len(old), last, pause)
+                if short:
+                    ran_out.append(f"frame #{e.get('seq')}: {len(got)} of {len(old)} lines ({short})")
                 seen = list(got)
             learn_ids(old, seen, mapping)
             if e["dir"] == "event":  # stdin-closed, once the agent has written what it wrote in the run
@@ -325,6 +326,23 @@ def _replay_connection(entries: list[dict], p: subprocess.Popen, workdir: str, o
     finally:
         _end(p)
     return ran_out
+
+
+def _await_lines(changed: threading.Condition, got: list[bytes], count: int, last: list[float],
+                 pause: float) -> str | None:
+    """Wait (holding ``changed``) until the agent has written ``count`` lines or ended its output: the agent's lines
+    decide, since a frame sent early would race its start-up or its turn. An agent that writes fewer this time
+    (its timing) is waited for the recorded ``pause``, then until it has been silent QUIET s, at most SLACK s beyond
+    the pause. Returns None, or which of these let the send go."""
+    t0 = time.monotonic()
+    while not (len(got) >= count or (got and got[-1] == b"")):
+        now = time.monotonic()
+        if now >= t0 + pause + SLACK:
+            return f"waited {pause + SLACK:.1f} s"
+        if now >= t0 + pause and now - last[0] >= QUIET:
+            return f"silent {now - last[0]:.1f} s"
+        changed.wait(max(0.001, min(t0 + pause + SLACK, max(t0 + pause, last[0] + QUIET)) - now))
+    return None
 
 
 def _end(p: subprocess.Popen, wait: float = 10.0) -> None:

@@ -286,12 +286,14 @@ def test_repeated_runs_are_reported_as_medians_with_the_suite_s_range():
     assert _row("reference", 2, "0", runs[:1], base=None) == "| reference | 2 | 0 | 30.0 s | 20.0 s | 1.50 |  |"
 
 
-def test_a_send_the_agent_s_lines_never_allow_is_made_after_the_slack_and_counted(tmp_path, monkeypatch):
+def test_a_send_the_agent_s_lines_never_allow_goes_once_the_agent_is_silent_and_is_counted(tmp_path, monkeypatch):
     import floor
-    monkeypatch.setattr(floor, "SLACK", 0.2)  # the agent will never write the line the run had: no race to lose
+    monkeypatch.setattr(floor, "QUIET", 0.05)  # the agent will never write the line the run had: no race to lose
     entries = _exchange()
     extra = dict(entries[2], seq=2, raw=json.dumps({"jsonrpc": "2.0", "method": "session/update", "params": {}}))
     entries = entries[:3] + [extra] + [dict(e, seq=e["seq"] + 1) for e in entries[3:]]
     stats = replay_test(entries, ECHO_AGENT)
     # the request after the missing line, and the end of input (the run closed it after 3 lines)
-    assert stats.ran_out == 2 and stats.ran_out_in == ["frame #4: 1 of 2 lines", "frame #6: 2 of 3 lines"]
+    assert stats.ran_out == 2 and [x.split(" (")[0] for x in stats.ran_out_in] == \
+        ["frame #4: 1 of 2 lines", "frame #6: 2 of 3 lines"]
+    assert all(" (silent " in x for x in stats.ran_out_in)  # the agent's silence let them go, not the slack
