@@ -334,7 +334,8 @@ def _replayed(stats: ReplayStats) -> str:
     if stats.ran_out:
         out += (f", {stats.ran_out} sends before the agent had written as many lines as in the run "
                 f"({', '.join(stats.ran_out_in)})")
-    return out + (f"; the run's agents ran from first start to last frame for {stats.span:.1f} s; "
+    return out + (f"; the run's agents ran from first start to last frame for {stats.span:.1f} s, "
+                  f"{stats.covered:.1f} s of it in drives; "
                   f"drives most above their replay: {stats.most_above()}")
 
 

@@ -88,6 +88,16 @@ def mark_alone(tests: list[Recorded]) -> None:
         t.alone = not any(o is not t and o.start < t.end and t.start < o.end for o in tests)
 
 
+def covered(tests: list[Recorded]) -> float:
+    """Seconds in which at least one of ``tests`` was running (the length of the union of their intervals)."""
+    total, reach = 0.0, float("-inf")
+    for t in sorted(tests, key=lambda t: t.start):
+        if t.end > reach:
+            total += t.end - max(t.start, reach)
+            reach = t.end
+    return total
+
+
 @dataclass
 class FloorSchedule:
     """Which tests of one worker may start now: the current test (the first not yet ended), and up to ``depth``
@@ -186,6 +196,7 @@ class ReplayStats:
     ran_out: int = 0  # frames sent before the agent had written as many lines as in the run (it wrote fewer)
     ran_out_in: list[str] = field(default_factory=list)  # each of those sends: where, and how many lines had come
     span: float = 0.0  # s from the run's first agent start to its last frame (the rest of its time is pytest's)
+    covered: float = 0.0  # s of the span in which some test's drive ran (the rest is between tests: judging...)
     above: list[tuple[float, str, float, float]] = field(default_factory=list)  # (excess, test, run's, floor's)
 
     def add(self, other: "ReplayStats") -> None:
@@ -218,6 +229,7 @@ def replay_floor(transcripts: Path, agent: list[str], depth: int = 0) -> tuple[f
     stats = ReplayStats()
     if workers:
         stats.span = max(t.end for ts in workers for t in ts) - min(ts[0].start for ts in workers)
+        stats.covered = covered([t for ts in workers for t in ts])
     lock = threading.Lock()
 
     def spare(test: Recorded) -> Spare:

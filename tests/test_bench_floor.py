@@ -20,8 +20,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from floor import (FloorSchedule, Recorded, ReplayStats, mark_alone, play, read_run, replay_floor,  # noqa: E402
-                   replay_test)
+from floor import (FloorSchedule, Recorded, ReplayStats, covered, mark_alone, play, read_run,  # noqa: E402
+                   replay_floor, replay_test)
 
 from acp_conformance.wire.transcript import Transcript  # noqa: E402
 from acp_conformance.wire.transport import Transport  # noqa: E402
@@ -75,6 +75,12 @@ def test_alone_means_overlapping_no_other_test():
     mark_alone(tests)
     assert {t.name: t.alone for t in tests} == {"long": False, "inside": False, "after": False, "late": False,
                                                 "touching": True}
+
+
+def test_covered_is_the_time_in_which_some_test_ran():
+    tests = [_test("a", 0, 10), _test("b", 2, 3), _test("c", 9, 12), _test("d", 15, 16)]
+    assert covered(tests) == 13.0  # 0-12 and 15-16
+    assert covered([]) == 0.0
 
 
 def test_the_start_event_records_when_and_by_which_suite_process(tmp_path):
