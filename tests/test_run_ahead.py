@@ -36,17 +36,21 @@ class Log:
     def gate(self, name: str) -> asyncio.Event:
         return self.gates.setdefault(name, asyncio.Event())
 
-    def drive(self, name: str, waits_for: str | None = None, gone: bool = False, late: bool = False) -> Drive:
+    def drive(self, name: str, waits_for: str | None = None, gone: bool = False, late: bool = False,
+              silent: bool = False) -> Drive:
         """A drive that opens its own gate when it starts, then waits for ``waits_for``'s gate: it can end only if
         that drive runs beside it."""
         async def body():
             self.events.append(f"start {name}")
             self.gate(name).set()
+            if not silent:
+                drive.answered.set()  # its target answered a request (the transcript's listener, in a real drive)
             if waits_for is not None:
                 await self.gate(waits_for).wait()
             self.events.append(f"end {name}")
             return Result(gone, late)
-        return Drive(body, lambda: self.events.append(f"cleanup {name}"))
+        drive = Drive(body, lambda: self.events.append(f"cleanup {name}"))
+        return drive
 
 
 def test_the_next_drives_run_beside_the_current_one_and_are_taken_by_their_tests():
@@ -157,6 +161,22 @@ def test_a_target_that_keeps_timing_out_alone_turns_running_ahead_off():
         loop.close()
 
 
+def test_nothing_runs_ahead_until_a_target_has_answered():
+    loop, log = TestLoop(enabled=True), Log()
+    ahead = RunAhead(loop, 2)
+    try:
+        # a target that never answers (not an ACP program, a hang): nothing beside it, so no test driven again
+        a = ahead.drive("a", lambda: log.drive("a", silent=True, late=True), [("b", lambda: log.drive("b"))])
+        assert "start b" not in log.events and not a.again and not ahead.opened
+        # one that answers opens the window, for good
+        ahead.drive("b", lambda: log.drive("b", waits_for="c"), [("c", lambda: log.drive("c", silent=True))])
+        assert ahead.opened and "end b" in log.events
+        assert ahead.drive("c", lambda: pytest.fail("c was driven again"), []).ahead
+    finally:
+        ahead.close()
+        loop.close()
+
+
 def test_close_cancels_the_drives_no_test_took():
     loop, log = TestLoop(enabled=True), Log()
     ahead = RunAhead(loop, 1)
@@ -232,6 +252,11 @@ def test_a_target_that_dies_is_driven_again_in_place_with_the_same_verdicts(tmp_
     assert three.returncode == one.returncode == 1, three.output[-3000:]
     assert _statuses(three) == _statuses(one)
     assert any("driven again alone" in v for v in _drives(three.junit).values()), _drives(three.junit)
+    # the run says so: the summary, and report.json's tests[].driven_again (with what the first drive met)
+    again = {t["id"]: t["driven_again"] for t in three.report["tests"] if t.get("driven_again")}
+    assert again and all("died or would not start" in why for why in again.values()), three.report["tests"]
+    assert "driven again alone (" in three.output and next(iter(again)) in three.output, three.output[-3000:]
+    assert not any(t.get("driven_again") for t in one.report["tests"])
 
 
 def test_a_scenario_that_runs_alone_has_nothing_beside_it_and_long_turns_go_first(tmp_path):

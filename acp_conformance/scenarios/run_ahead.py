@@ -7,7 +7,9 @@ reaches each test in turn, which waits for the rest of its drive and judges it.
 
 ``--acp-run-ahead K`` is how many drives run at once beside the current test. While the current test waits, each
 drive ahead that ends makes room for the next one, as far ahead as is known (at most AHEAD_LIMIT tests ahead, whose
-findings wait for their tests): a turn that takes seconds no longer holds the tests behind it. What is known to
+findings wait for their tests): a turn that takes seconds no longer holds the tests behind it. The window opens once a
+target of the run has answered a request: a target that never answers (not an ACP program, a hang) costs one
+test's timeout, not one per test beside it and one more for the test driven again. What is known to
 come next: in a serial run the tests after this one in pytest's order; in an xdist worker the tests it has been
 given (``xdist_queue.py``). The window stops before anything that must run alone: a fuzz test, a test of another
 kind, a scenario with ``options: {prestart: false}`` or ``{run_ahead: false}`` (a scenario whose verdict depends on
@@ -67,6 +69,8 @@ class Drive:
     ahead: bool = False  # started before its own test began (so it ran beside another)
     again: bool = False  # driven again in place, alone (``why``): its drive beside others lost its target or timed out
     why: str = ""
+    first: str = ""  # what the drive it replaced met (its error), when driven again
+    answered: asyncio.Event = field(default_factory=asyncio.Event)  # set by the drive: its target answered a request
     task: asyncio.Task | None = None
     result: Any = None
     started: float = 0.0
@@ -127,6 +131,7 @@ class RunAhead:
         self.off_reason: str | None = None
         self._next: Upcoming = []  # the tests after the current one whose drives may still start beside it
         self._beside = False  # a drive ran beside the current one
+        self.opened = False  # a target of this run has answered a request: drives may start beside others
 
     @property
     def on(self) -> bool:
@@ -163,7 +168,7 @@ class RunAhead:
     def _top_up(self) -> None:
         """Start the next drives while fewer than ``depth`` run beside the current test (called inside the loop)."""
         running = sum(1 for d in self._drives.values() if d.task is not None and not d.task.done())
-        while self.on and self._next and running < self.depth and len(self._drives) < AHEAD_LIMIT:
+        while self.on and self.opened and self._next and running < self.depth and len(self._drives) < AHEAD_LIMIT:
             k, m = self._next.pop(0)
             if k in self._drives:
                 continue
@@ -179,11 +184,12 @@ class RunAhead:
         """Drive the test again with nothing beside it (the drives ahead end first): its verdict is then the one a
         run without running ahead would give."""
         drive.cleanup()
+        first = str(getattr(drive.result, "error", None) or "")
         self._next = []  # nothing starts beside it
         if self._drives:
             self.loop.run(self._settle)
         drive = make()
-        drive.again, drive.why = True, why
+        drive.again, drive.why, drive.first = True, why, first
         self._wait(drive)
         self.again += 1
         return drive
@@ -202,12 +208,22 @@ class RunAhead:
     async def _finish(self, drive: Drive) -> None:
         drive.start()
         assert drive.task is not None
-        self._top_up()  # also when this drive has ended already: the window moves on with the tests
-        while not drive.task.done():
-            ahead = [d.task for d in self._drives.values() if d.task is not None and not d.task.done()]
-            # an interruption cancels this wait, not the drives (close() cancels those)
-            await asyncio.wait([drive.task, *ahead], return_when=asyncio.FIRST_COMPLETED)
-            self._top_up()
+        answer = None if self.opened else asyncio.ensure_future(drive.answered.wait())
+        try:
+            self._top_up()  # also when this drive has ended already: the window moves on with the tests
+            while not drive.task.done():
+                ahead = [d.task for d in self._drives.values() if d.task is not None and not d.task.done()]
+                # an interruption cancels this wait, not the drives (close() cancels those)
+                await asyncio.wait([drive.task, *ahead, *([answer] if answer else [])],
+                                   return_when=asyncio.FIRST_COMPLETED)
+                if answer is not None and answer.done():
+                    self.opened, answer = True, None  # the target starts and answers: the window opens
+                self._top_up()
+        finally:
+            if answer is not None:
+                answer.cancel()
+        if drive.answered.is_set():
+            self.opened = True
         await drive.task
 
     async def _settle(self) -> None:
