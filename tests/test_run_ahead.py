@@ -259,7 +259,7 @@ def test_a_target_that_dies_is_driven_again_in_place_with_the_same_verdicts(tmp_
     assert not any(t.get("driven_again") for t in one.report["tests"])
 
 
-def test_a_scenario_that_runs_alone_has_nothing_beside_it_and_long_turns_go_first(tmp_path):
+def test_a_scenario_that_runs_alone_has_nothing_beside_it_and_the_order_puts_alone_then_long_first(tmp_path):
     (tmp_path / "s").mkdir()
     plain = "    rules: [PROMPT-001]\n    steps:\n      - initialize: {}\n      - new_session: {save: s}\n" \
             "      - prompt: {session: $s}\n"
@@ -274,7 +274,8 @@ def test_a_scenario_that_runs_alone_has_nothing_beside_it_and_long_turns_go_firs
     r = run_suite(REFERENCE_AGENT, tmp_path / "run", *args, "--acp-run-ahead=3")
     assert "7 passed" in r.output, r.output[-3000:]
     drives = _drives(r.junit)
-    assert list(drives) == ["long", "before-0", "before-1", "after-0", "after-1", "alone-0", "alone-1"], drives
+    order = [props["scenario"] for props in _properties(r.junit)]
+    assert order == ["alone-0", "alone-1", "long", "before-0", "before-1", "after-0", "after-1"], order
     assert "ahead" in drives["before-0"] and "ahead" in drives["after-1"], drives  # driven beside long
     # not started beside another, and nothing was started beside them
     assert "ahead" not in drives["alone-0"] and "ahead" not in drives["alone-1"], drives
@@ -285,9 +286,9 @@ def test_a_scenario_that_runs_alone_has_nothing_beside_it_and_long_turns_go_firs
 
 def test_the_order_for_running_ahead_moves_only_ranked_tests_each_rank_in_its_order():
     from acp_conformance.scenarios.run_ahead import order_for_running_ahead
-    items = ["a1", "x", "l1", "a2", "y", "l2", "o1", "a3"]  # a: alone (2), l: long (0), o: other (1), x/y: unranked
-    rank = {"a": 2, "l": 0, "o": 1}
-    assert order_for_running_ahead(items, lambda i: rank.get(i[0])) == ["l1", "x", "l2", "o1", "y", "a1", "a2", "a3"]
+    items = ["o1", "x", "l1", "a1", "y", "l2", "o2", "a2"]  # a: alone (0), l: long (1), o: other (2), x/y: unranked
+    rank = {"a": 0, "l": 1, "o": 2}
+    assert order_for_running_ahead(items, lambda i: rank.get(i[0])) == ["a1", "x", "a2", "l1", "y", "l2", "o1", "o2"]
 
 
 def test_a_whole_test_timeout_counts_as_a_timeout_of_the_load():

@@ -119,8 +119,8 @@ class ScenarioItem(JudgedItem):
         return not self._may_prestart() or self.scenario.options.get("run_ahead", True) is False
 
     def ahead_rank(self) -> int:
-        """Its place when running ahead reorders the tests (run_ahead.order_for_running_ahead)."""
-        return 2 if self.runs_alone() else 0 if self.scenario.long_turn else 1
+        """Its rank when running ahead reorders the tests (run_ahead.order_for_running_ahead): alone, long, the rest."""
+        return 0 if self.runs_alone() else 1 if self.scenario.long_turn else 2
 
     def _upcoming(self, state: SuiteState):
         """The tests known to come next that may run beside this one (run_ahead.py), cut before one that runs alone."""

@@ -14,8 +14,10 @@ come next: in a serial run the tests after this one in pytest's order; in an xdi
 given (``xdist_queue.py``). The window stops before anything that must run alone: a fuzz test, a test of another
 kind, a scenario with ``options: {prestart: false}`` or ``{run_ahead: false}`` (a scenario whose verdict depends on
 timing: the cancel windows, for one); such a test also runs with nothing beside it, as does a rerun
-(``--acp-rerun-failures``: the drives in flight end first). ``order_for_running_ahead`` puts the scenarios that make
-the agent work long first and those that run alone last, so that neither holds the others up.
+(``--acp-rerun-failures``: the drives in flight end first). ``order_for_running_ahead`` puts the scenarios that run alone first (together, so
+that the window empties once; under xdist they go to one worker in a chunk while another takes the long turns),
+then those that make the agent work long (started early, a long turn runs beside all the others instead of holding
+the last ones up), then the rest.
 
 The care for targets that cannot run twice at once: a drive that ran beside another and whose target died or would
 not start (``RunResult.target_gone``) is driven again in place, alone, and running ahead is off for the rest of the
@@ -96,9 +98,8 @@ class Drive:
 
 
 def order_for_running_ahead(items: list, placed: Callable[[Any], int | None]) -> list:
-    """``items`` with those that ``placed`` ranks (0: a long turn, 1: any, 2: runs alone; None: not moved) sorted by
-    rank among their own places, each rank in its old order: a long turn started first runs beside all the others
-    instead of holding the last ones up, and the tests that run alone no longer empty the window again and again."""
+    """``items`` with those that ``placed`` ranks (0: runs alone, 1: a long turn, 2: any; None: not moved) sorted by
+    rank among their own places, each rank in its old order (see the module's text for why)."""
     ranks = [placed(i) for i in items]
     slots = [n for n, r in enumerate(ranks) if r is not None]
     moved = sorted(slots, key=lambda n: ranks[n])  # sorted() is stable: each rank keeps its order
