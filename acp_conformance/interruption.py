@@ -43,6 +43,8 @@ class SignalGuard:
         self.signum: int | None = None
         self._previous: dict[int, object] = {}
         self._env_before: str | None = None
+        self._owed = False  # the raise was put off (the signal landed under the AST constructor)
+        self._later: threading.Timer | None = None
         self.run_id = os.environ.get(RUN_VAR) if not owner else uuid.uuid4().hex
 
     def install(self) -> "SignalGuard":
@@ -64,6 +66,8 @@ class SignalGuard:
             kill_run(self.run_id)
 
     def uninstall(self) -> None:
+        if self._later is not None:
+            self._later.cancel()  # never a signal sent again once the default handlers are back
         for sig, handler in self._previous.items():
             try:
                 signal.signal(sig, handler)
@@ -90,9 +94,33 @@ class SignalGuard:
     def _handle(self, signum: int, frame) -> None:
         stop_all(f"the run was stopped by {signal.Signals(signum).name}")
         self.sweep()
-        if self.signum is not None:
+        if self.signum is None:
+            self.signum = signum
+            if self.on_signal is not None:
+                self.on_signal(signum)
+        elif not self._owed:
             return  # a second signal while the run unwinds: the targets are dead again, the report is being written
-        self.signum = signum
-        if self.on_signal is not None:
-            self.on_signal(signum)
-        raise Interrupted(signum)
+        if _under_the_ast_constructor(frame):  # CPython 3.11 turns a raise there into SystemError: raise it later
+            self._owed = True
+            self._later = threading.Timer(AGAIN_AFTER, os.kill, (os.getpid(), self.signum))
+            self._later.daemon = True
+            self._later.start()
+            return
+        self._owed = False
+        raise Interrupted(self.signum)
+
+
+AGAIN_AFTER = 0.05  # s: a signal that landed under the AST constructor is sent again after this
+_AST_FILES = (os.sep + "ast.py", os.sep + os.path.join("assertion", "rewrite.py"))  # ast.parse; pytest's rewriting
+
+
+def _under_the_ast_constructor(frame) -> bool:
+    """The signal landed in Python code run while C code builds or reads AST objects (a finalizer the garbage
+    collector runs mid-``ast.parse``, under pytest's assertion rewriting of a module imported late): an exception
+    raised there comes out as "SystemError: AST constructor recursion depth mismatch", not as the interruption."""
+    depth = 0
+    while frame is not None and depth < 64:
+        if frame.f_code.co_filename.endswith(_AST_FILES):
+            return True
+        frame, depth = frame.f_back, depth + 1
+    return False

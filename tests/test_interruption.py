@@ -56,3 +56,28 @@ def test_a_swallowed_signal_still_stops_the_run(tmp_path):
         await t.discard()
 
     anyio.run(starts_again)
+
+
+def test_a_signal_under_the_ast_constructor_is_raised_once_out_of_it():
+    """CPython 3.11 turns an exception raised by Python code run mid-``ast.parse`` (a finalizer the garbage collector
+    runs there, under pytest's assertion rewriting of a module imported late) into "SystemError: AST constructor
+    recursion depth mismatch": the run would end with a traceback and status 1. The handler puts the raise off and
+    the signal comes again; then it raises."""
+    import time
+    from types import SimpleNamespace
+
+    from acp_conformance.interruption import _under_the_ast_constructor
+    caller = SimpleNamespace(f_code=SimpleNamespace(co_filename="/usr/lib/python3.11/ast.py"), f_back=None)
+    finalizer = SimpleNamespace(f_code=SimpleNamespace(co_filename="/x/asyncio/base_subprocess.py"), f_back=caller)
+    assert _under_the_ast_constructor(finalizer) and not _under_the_ast_constructor(sys._getframe())
+    guard = SignalGuard(owner=True).install()
+    try:
+        guard._handle(signal.SIGHUP, finalizer)  # no raise here
+        assert guard.signum == signal.SIGHUP
+        with pytest.raises(Interrupted):
+            for _ in range(200):  # the signal, sent again, interrupts this wait (10 s at most)
+                time.sleep(0.05)
+        assert guard.exit_status == 128 + signal.SIGHUP
+    finally:
+        guard.sweep()
+        guard.uninstall()

@@ -36,17 +36,21 @@ class Log:
     def gate(self, name: str) -> asyncio.Event:
         return self.gates.setdefault(name, asyncio.Event())
 
-    def drive(self, name: str, waits_for: str | None = None, gone: bool = False, late: bool = False) -> Drive:
+    def drive(self, name: str, waits_for: str | None = None, gone: bool = False, late: bool = False,
+              silent: bool = False) -> Drive:
         """A drive that opens its own gate when it starts, then waits for ``waits_for``'s gate: it can end only if
         that drive runs beside it."""
         async def body():
             self.events.append(f"start {name}")
             self.gate(name).set()
+            if not silent:
+                drive.answered.set()  # its target answered a request (the transcript's listener, in a real drive)
             if waits_for is not None:
                 await self.gate(waits_for).wait()
             self.events.append(f"end {name}")
             return Result(gone, late)
-        return Drive(body, lambda: self.events.append(f"cleanup {name}"))
+        drive = Drive(body, lambda: self.events.append(f"cleanup {name}"))
+        return drive
 
 
 def test_the_next_drives_run_beside_the_current_one_and_are_taken_by_their_tests():
@@ -157,6 +161,22 @@ def test_a_target_that_keeps_timing_out_alone_turns_running_ahead_off():
         loop.close()
 
 
+def test_nothing_runs_ahead_until_a_target_has_answered():
+    loop, log = TestLoop(enabled=True), Log()
+    ahead = RunAhead(loop, 2)
+    try:
+        # a target that never answers (not an ACP program, a hang): nothing beside it, so no test driven again
+        a = ahead.drive("a", lambda: log.drive("a", silent=True, late=True), [("b", lambda: log.drive("b"))])
+        assert "start b" not in log.events and not a.again and not ahead.opened
+        # one that answers opens the window, for good
+        ahead.drive("b", lambda: log.drive("b", waits_for="c"), [("c", lambda: log.drive("c", silent=True))])
+        assert ahead.opened and "end b" in log.events
+        assert ahead.drive("c", lambda: pytest.fail("c was driven again"), []).ahead
+    finally:
+        ahead.close()
+        loop.close()
+
+
 def test_close_cancels_the_drives_no_test_took():
     loop, log = TestLoop(enabled=True), Log()
     ahead = RunAhead(loop, 1)
@@ -232,9 +252,14 @@ def test_a_target_that_dies_is_driven_again_in_place_with_the_same_verdicts(tmp_
     assert three.returncode == one.returncode == 1, three.output[-3000:]
     assert _statuses(three) == _statuses(one)
     assert any("driven again alone" in v for v in _drives(three.junit).values()), _drives(three.junit)
+    # the run says so: the summary, and report.json's tests[].driven_again (with what the first drive met)
+    again = {t["id"]: t["driven_again"] for t in three.report["tests"] if t.get("driven_again")}
+    assert again and all("died or would not start" in why for why in again.values()), three.report["tests"]
+    assert "driven again alone (" in three.output and next(iter(again)) in three.output, three.output[-3000:]
+    assert not any(t.get("driven_again") for t in one.report["tests"])
 
 
-def test_a_scenario_that_runs_alone_has_nothing_beside_it_and_long_turns_go_first(tmp_path):
+def test_a_scenario_that_runs_alone_has_nothing_beside_it_and_the_order_puts_alone_then_long_first(tmp_path):
     (tmp_path / "s").mkdir()
     plain = "    rules: [PROMPT-001]\n    steps:\n      - initialize: {}\n      - new_session: {save: s}\n" \
             "      - prompt: {session: $s}\n"
@@ -249,7 +274,8 @@ def test_a_scenario_that_runs_alone_has_nothing_beside_it_and_long_turns_go_firs
     r = run_suite(REFERENCE_AGENT, tmp_path / "run", *args, "--acp-run-ahead=3")
     assert "7 passed" in r.output, r.output[-3000:]
     drives = _drives(r.junit)
-    assert list(drives) == ["long", "before-0", "before-1", "after-0", "after-1", "alone-0", "alone-1"], drives
+    order = [props["scenario"] for props in _properties(r.junit)]
+    assert order == ["alone-0", "alone-1", "long", "before-0", "before-1", "after-0", "after-1"], order
     assert "ahead" in drives["before-0"] and "ahead" in drives["after-1"], drives  # driven beside long
     # not started beside another, and nothing was started beside them
     assert "ahead" not in drives["alone-0"] and "ahead" not in drives["alone-1"], drives
@@ -260,9 +286,9 @@ def test_a_scenario_that_runs_alone_has_nothing_beside_it_and_long_turns_go_firs
 
 def test_the_order_for_running_ahead_moves_only_ranked_tests_each_rank_in_its_order():
     from acp_conformance.scenarios.run_ahead import order_for_running_ahead
-    items = ["a1", "x", "l1", "a2", "y", "l2", "o1", "a3"]  # a: alone (2), l: long (0), o: other (1), x/y: unranked
-    rank = {"a": 2, "l": 0, "o": 1}
-    assert order_for_running_ahead(items, lambda i: rank.get(i[0])) == ["l1", "x", "l2", "o1", "y", "a1", "a2", "a3"]
+    items = ["o1", "x", "l1", "a1", "y", "l2", "o2", "a2"]  # a: alone (0), l: long (1), o: other (2), x/y: unranked
+    rank = {"a": 0, "l": 1, "o": 2}
+    assert order_for_running_ahead(items, lambda i: rank.get(i[0])) == ["a1", "x", "a2", "l1", "y", "l2", "o1", "o2"]
 
 
 def test_a_whole_test_timeout_counts_as_a_timeout_of_the_load():

@@ -275,6 +275,7 @@ class _ReplayRun:
         self.bound: dict[str, list[str]] = {}
         self.skipped: dict[str, str] = {}
         self.errors: dict[str, str] = {}
+        self.driven_again: dict[str, str] = {}  # (running ahead is the pytest suite's)
         self.transcripts: dict[str, str] = {}
         self.agent_init = None
 

@@ -6,9 +6,11 @@ The agent side (the suite plays the client: ``Runner``) and the client side (the
 
 from __future__ import annotations
 
+import asyncio
 import re
 import shutil
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -62,8 +64,11 @@ class ScenarioItem(JudgedItem):
         if state.validator is None:  # compiled once per process, reused by every test
             from ..protocol.validate import Validator
             state.validator = Validator(state.run.schema)
+        self._driven_again: str | None = None
         facts = self._run_client(state) if state.side == "client" else self._run_agent(state)
         self.acp_outcome, decision = judge_run(state, facts)
+        if self._driven_again:  # the verdict is the drive alone's; the run says that there was another
+            self.acp_outcome = replace(self.acp_outcome, driven_again=self._driven_again)
         decision.enact()
 
     def _context(self, state: SuiteState, monitors) -> MonitorContext:
@@ -86,6 +91,8 @@ class ScenarioItem(JudgedItem):
             how = (f", ahead {drive.seconds - drive.waited:.2f} s" if drive.ahead else
                    f", driven again alone ({drive.why})" if drive.again else "")
             self.user_properties.append(("drive", f"{drive.seconds:.2f} s{how}"))  # its own time, beside pytest's
+            if drive.again:
+                self._driven_again = drive.why + (f" ({drive.first})" if drive.first else "")
         else:  # its spare is this test's process, started during the last one (prestart.py)
             spare = state.test_loop.take(list(state.run.argv), dict(state.run.env), wanted=self._may_prestart())
             drive = self._agent_drive(state, spare)
@@ -112,8 +119,8 @@ class ScenarioItem(JudgedItem):
         return not self._may_prestart() or self.scenario.options.get("run_ahead", True) is False
 
     def ahead_rank(self) -> int:
-        """Its place when running ahead reorders the tests (run_ahead.order_for_running_ahead)."""
-        return 2 if self.runs_alone() else 0 if self.scenario.long_turn else 1
+        """Its rank when running ahead reorders the tests (run_ahead.order_for_running_ahead): alone, long, the rest."""
+        return 0 if self.runs_alone() else 1 if self.scenario.long_turn else 2
 
     def _upcoming(self, state: SuiteState):
         """The tests known to come next that may run beside this one (run_ahead.py), cut before one that runs alone."""
@@ -154,9 +161,16 @@ class ScenarioItem(JudgedItem):
 
         settings = self._run_settings(state, validate_sent=validate_sent, auth_method=r.auth_method)
         tmp = None if r.cwd else str(spare.workdir) if spare else tempfile.mkdtemp(prefix="acp-conformance-")
+        answered = asyncio.Event()
+
+        def answers(frame) -> None:  # the target started and answered a request: running ahead may begin
+            if not answered.is_set() and frame.direction == "received" and isinstance(frame.msg, dict) \
+                    and "id" in frame.msg and ("result" in frame.msg or "error" in frame.msg):
+                answered.set()
+
         runner = Runner(self.scenario, TargetSpec(list(r.argv), dict(r.env)), settings, Path(r.cwd or tmp),
-                        listeners=[ctx.feed], started=spare.transport if spare else None)
-        return Drive(runner.run, lambda: tmp and shutil.rmtree(tmp, ignore_errors=True), ctx)
+                        listeners=[ctx.feed, answers], started=spare.transport if spare else None)
+        return Drive(runner.run, lambda: tmp and shutil.rmtree(tmp, ignore_errors=True), ctx, answered=answered)
 
     def _run_client(self, state: SuiteState) -> RunFacts:
         """The suite plays the agent: the scripted agent reacts to the client, the client monitors judge."""

@@ -35,6 +35,7 @@ class TestOutcome:
     auth_blocked: str | None = None  # it stopped at authentication
     stopped: bool = False  # not run: the run had stopped (early_stop.py)
     summary: list[str] = field(default_factory=list)  # lines for the terminal summary (the fuzzer's)
+    driven_again: str | None = None  # why its drive beside other tests was replaced by one alone (run_ahead.py)
 
     def with_flaky(self, flaky: list[Finding]) -> TestOutcome:
         return replace(self, findings=self.findings + flaky)

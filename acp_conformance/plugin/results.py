@@ -23,6 +23,8 @@ def record(state: SuiteState, test: str, outcome: TestOutcome) -> None:
     if outcome.error or outcome.harness_error:
         state.errors[test] = outcome.harness_error or outcome.error
     state.transcripts[test] = outcome.transcript
+    if outcome.driven_again:
+        state.driven_again[test] = outcome.driven_again
     if outcome.agent_init and state.agent_init is None:
         state.agent_init = outcome.agent_init
     if outcome.negotiated_version is not None:

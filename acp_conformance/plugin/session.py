@@ -48,7 +48,7 @@ class ConformanceRun:
                 config.hook.pytest_deselected(items=dropped)
                 items[:] = keep
         ahead = self.state.run_ahead
-        if ahead is not None and ahead.on:  # long turns first, the tests that run alone last (run_ahead.py)
+        if ahead is not None and ahead.on:  # alone first, then long turns, then the rest (run_ahead.py)
             from ..scenarios.run_ahead import order_for_running_ahead
             items[:] = order_for_running_ahead(items, lambda i: i.ahead_rank() if isinstance(i, ScenarioItem) else None)
 

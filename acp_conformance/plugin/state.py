@@ -28,6 +28,7 @@ class SuiteState:
     bound: dict[str, list[str]] = field(default_factory=dict)  # rule -> the tests that exist to exercise it
     skipped: dict[str, str] = field(default_factory=dict)  # test -> why it does not apply to this target
     errors: dict[str, str] = field(default_factory=dict)
+    driven_again: dict[str, str] = field(default_factory=dict)  # test -> why it was driven again alone (run_ahead)
     transcripts: dict[str, str | None] = field(default_factory=dict)
     agent_init: dict[str, Any] | None = None
     negotiated_version: int | None = None  # 1 when the agent answered a v2 initialize with 1

@@ -27,6 +27,7 @@ def write_summary(terminalreporter, config: pytest.Config, state: SuiteState) ->
                     red=rv.stale_waiver)
     if state.first_contact is None:
         _not_exercised_lines(tr, v)
+    _driven_again_lines(tr, state)
     rd = state.run.report_dir
     tr.line(f"report: {rd / 'report.json'}  (also report.html, badge.json)")
     xml = getattr(config.option, "xmlpath", None)  # pytest's --junitxml has written its file by now
@@ -52,6 +53,17 @@ def write_summary(terminalreporter, config: pytest.Config, state: SuiteState) ->
                  else "blocking")
         tr.line(f"every test passed, yet the run is NOT CONFORMANT: {len(v.blocking_failures)} rule(s) {cause}: "
                 f"{', '.join(r.rule.id for r in v.blocking_failures[:12])}; exit status 1", bold=True, red=True)
+
+
+def _driven_again_lines(tr, state: SuiteState) -> None:
+    """The tests whose drive beside others was replaced by one alone (running ahead): their verdict is the one
+    alone, which a run without running ahead would give; the first drive's trouble is said, not judged."""
+    if not state.driven_again:
+        return
+    tr.line(f"  driven again alone ({len(state.driven_again)}; each verdict is the one of its drive alone, the "
+            f"first drive ran beside other tests: --acp-run-ahead 0 runs one at a time):")
+    for test, why in state.driven_again.items():
+        tr.line(f"    {test}: {why[:200]}")
 
 
 def _not_exercised_lines(tr, v) -> None:

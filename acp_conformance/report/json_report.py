@@ -56,7 +56,7 @@ def build_json_report(verdict, state) -> dict[str, Any]:
         "redacted": not run.no_redact,
         "waivers_file": run.waivers_file,
         "tests": [{"id": t, "transcript": p, "stderr": _stderr_path(p), "skipped": state.skipped.get(t),
-                   "error": state.errors.get(t)}
+                   "error": state.errors.get(t), "driven_again": state.driven_again.get(t)}
                   for t, p in sorted(state.transcripts.items())],
         "rules": rules,
     }

@@ -7,13 +7,17 @@ reaches each test in turn, which waits for the rest of its drive and judges it.
 
 ``--acp-run-ahead K`` is how many drives run at once beside the current test. While the current test waits, each
 drive ahead that ends makes room for the next one, as far ahead as is known (at most AHEAD_LIMIT tests ahead, whose
-findings wait for their tests): a turn that takes seconds no longer holds the tests behind it. What is known to
+findings wait for their tests): a turn that takes seconds no longer holds the tests behind it. The window opens once a
+target of the run has answered a request: a target that never answers (not an ACP program, a hang) costs one
+test's timeout, not one per test beside it and one more for the test driven again. What is known to
 come next: in a serial run the tests after this one in pytest's order; in an xdist worker the tests it has been
 given (``xdist_queue.py``). The window stops before anything that must run alone: a fuzz test, a test of another
 kind, a scenario with ``options: {prestart: false}`` or ``{run_ahead: false}`` (a scenario whose verdict depends on
 timing: the cancel windows, for one); such a test also runs with nothing beside it, as does a rerun
-(``--acp-rerun-failures``: the drives in flight end first). ``order_for_running_ahead`` puts the scenarios that make
-the agent work long first and those that run alone last, so that neither holds the others up.
+(``--acp-rerun-failures``: the drives in flight end first). ``order_for_running_ahead`` puts the scenarios that run alone first (together, so
+that the window empties once; under xdist they go to one worker in a chunk while another takes the long turns),
+then those that make the agent work long (started early, a long turn runs beside all the others instead of holding
+the last ones up), then the rest.
 
 The care for targets that cannot run twice at once: a drive that ran beside another and whose target died or would
 not start (``RunResult.target_gone``) is driven again in place, alone, and running ahead is off for the rest of the
@@ -67,6 +71,8 @@ class Drive:
     ahead: bool = False  # started before its own test began (so it ran beside another)
     again: bool = False  # driven again in place, alone (``why``): its drive beside others lost its target or timed out
     why: str = ""
+    first: str = ""  # what the drive it replaced met (its error), when driven again
+    answered: asyncio.Event = field(default_factory=asyncio.Event)  # set by the drive: its target answered a request
     task: asyncio.Task | None = None
     result: Any = None
     started: float = 0.0
@@ -92,9 +98,8 @@ class Drive:
 
 
 def order_for_running_ahead(items: list, placed: Callable[[Any], int | None]) -> list:
-    """``items`` with those that ``placed`` ranks (0: a long turn, 1: any, 2: runs alone; None: not moved) sorted by
-    rank among their own places, each rank in its old order: a long turn started first runs beside all the others
-    instead of holding the last ones up, and the tests that run alone no longer empty the window again and again."""
+    """``items`` with those that ``placed`` ranks (0: runs alone, 1: a long turn, 2: any; None: not moved) sorted by
+    rank among their own places, each rank in its old order (see the module's text for why)."""
     ranks = [placed(i) for i in items]
     slots = [n for n, r in enumerate(ranks) if r is not None]
     moved = sorted(slots, key=lambda n: ranks[n])  # sorted() is stable: each rank keeps its order
@@ -127,6 +132,7 @@ class RunAhead:
         self.off_reason: str | None = None
         self._next: Upcoming = []  # the tests after the current one whose drives may still start beside it
         self._beside = False  # a drive ran beside the current one
+        self.opened = False  # a target of this run has answered a request: drives may start beside others
 
     @property
     def on(self) -> bool:
@@ -163,7 +169,7 @@ class RunAhead:
     def _top_up(self) -> None:
         """Start the next drives while fewer than ``depth`` run beside the current test (called inside the loop)."""
         running = sum(1 for d in self._drives.values() if d.task is not None and not d.task.done())
-        while self.on and self._next and running < self.depth and len(self._drives) < AHEAD_LIMIT:
+        while self.on and self.opened and self._next and running < self.depth and len(self._drives) < AHEAD_LIMIT:
             k, m = self._next.pop(0)
             if k in self._drives:
                 continue
@@ -179,11 +185,12 @@ class RunAhead:
         """Drive the test again with nothing beside it (the drives ahead end first): its verdict is then the one a
         run without running ahead would give."""
         drive.cleanup()
+        first = str(getattr(drive.result, "error", None) or "")
         self._next = []  # nothing starts beside it
         if self._drives:
             self.loop.run(self._settle)
         drive = make()
-        drive.again, drive.why = True, why
+        drive.again, drive.why, drive.first = True, why, first
         self._wait(drive)
         self.again += 1
         return drive
@@ -202,12 +209,22 @@ class RunAhead:
     async def _finish(self, drive: Drive) -> None:
         drive.start()
         assert drive.task is not None
-        self._top_up()  # also when this drive has ended already: the window moves on with the tests
-        while not drive.task.done():
-            ahead = [d.task for d in self._drives.values() if d.task is not None and not d.task.done()]
-            # an interruption cancels this wait, not the drives (close() cancels those)
-            await asyncio.wait([drive.task, *ahead], return_when=asyncio.FIRST_COMPLETED)
-            self._top_up()
+        answer = None if self.opened else asyncio.ensure_future(drive.answered.wait())
+        try:
+            self._top_up()  # also when this drive has ended already: the window moves on with the tests
+            while not drive.task.done():
+                ahead = [d.task for d in self._drives.values() if d.task is not None and not d.task.done()]
+                # an interruption cancels this wait, not the drives (close() cancels those)
+                await asyncio.wait([drive.task, *ahead, *([answer] if answer else [])],
+                                   return_when=asyncio.FIRST_COMPLETED)
+                if answer is not None and answer.done():
+                    self.opened, answer = True, None  # the target starts and answers: the window opens
+                self._top_up()
+        finally:
+            if answer is not None:
+                answer.cancel()
+        if drive.answered.is_set():
+            self.opened = True
         await drive.task
 
     async def _settle(self) -> None:

@@ -44,6 +44,7 @@ class _State:
         self.transcripts = transcripts
         self.skipped: dict[str, str] = {}
         self.errors: dict[str, str] = {}
+        self.driven_again: dict[str, str] = {}  # (running ahead is the pytest suite's)
 
 
 def compute_observed(findings: list[Finding], strict: bool = False) -> Verdict:
