@@ -13,6 +13,10 @@ had then, so that it costs only the agent's own time. It follows the run's sched
   driven again alone, or every test with ``--acp-run-ahead 0``) is replayed with nothing beside it;
 * a test whose agent the run started during the test before (``prestarted``: acp_conformance/scenarios/
   prestart.py) has its agent started when the test before it starts, here too.
+
+An agent that writes fewer lines than in the run before a frame the suite sent (its own timing) holds that frame
+for the run's pause and until it has been silent QUIET s; such sends are counted (ReplayStats.ran_out), since they
+are where the floor is less exact.
 """
 
 from __future__ import annotations
@@ -261,7 +265,7 @@ def replay_floor(transcripts: Path, agent: list[str], depth: int = 0) -> tuple[f
 def replay_test(entries: list[dict], agent: list[str], spare: Spare | None = None) -> ReplayStats:
     """Each connection of one test, in a fresh directory (the spare's, whose agent serves the first connection):
     start the agent, send each frame the suite sent once the agent has written as many lines as it had then
-    (or SLACK after the run's own pause before it), with the agent's ids of this run in place of those of the
+    (or, when it writes fewer this time, as _await_lines says), with the agent's ids of this run in place of those of the
     recorded one; close stdin, wait for the exit."""
     old_cwd = next((e["detail"].get("cwd") for e in entries if e.get("event") == "start"), None)
     mapping: dict[str, str] = {}  # '"old sessionId"' -> '"new sessionId"' (string ids the agent made)
