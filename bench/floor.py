@@ -15,8 +15,8 @@ had then, so that it costs only the agent's own time. It follows the run's sched
   prestart.py) has its agent started when the test before it starts, here too.
 
 An agent that writes fewer lines than in the run before a frame the suite sent (its own timing) holds that frame
-for the run's pause and until it has been silent QUIET s; such sends are counted (ReplayStats.ran_out), since they
-are where the floor is less exact.
+as long as the run waited there, and until the agent, having answered something, has been silent QUIET s (at most
+SLACK s more); such sends are counted (ReplayStats.ran_out), since they are where the floor is less exact.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ except ImportError:  # an older checkout: no limit
     AHEAD_LIMIT = 1 << 30
 
 SLACK = 10.0  # s beyond the recorded pause before a frame is sent anyway (the agent wrote fewer lines this time)
-QUIET = 0.5  # s: an agent silent this long, once the recorded pause has passed, has written what it will
+QUIET = 0.5  # s: an agent that answered, then stayed silent this long (past the run's wait), has written what it will
 
 
 @dataclass
@@ -265,8 +265,8 @@ def replay_floor(transcripts: Path, agent: list[str], depth: int = 0) -> tuple[f
 def replay_test(entries: list[dict], agent: list[str], spare: Spare | None = None) -> ReplayStats:
     """Each connection of one test, in a fresh directory (the spare's, whose agent serves the first connection):
     start the agent, send each frame the suite sent once the agent has written as many lines as it had then
-    (or, when it writes fewer this time, as _await_lines says), with the agent's ids of this run in place of those of the
-    recorded one; close stdin, wait for the exit."""
+    (or, when it writes fewer this time, as _await_lines says), with the agent's ids of this run in place of those
+    of the recorded one; close stdin, wait for the exit."""
     old_cwd = next((e["detail"].get("cwd") for e in entries if e.get("event") == "start"), None)
     mapping: dict[str, str] = {}  # '"old sessionId"' -> '"new sessionId"' (string ids the agent made)
     stats = ReplayStats(tests=1)
@@ -308,27 +308,28 @@ def _replay_connection(entries: list[dict], p: subprocess.Popen, workdir: str, o
             changed.notify_all()
 
     threading.Thread(target=read, daemon=True).start()
-    t_prev = None  # the recorded time of the frame before the next send
+    t_sent = None  # the recorded time of the suite's frame before this one (or of the start)
+    n_sent = 0  # the agent's lines when we sent the frame before this one
     old: list[dict] = []  # what the agent wrote in the recorded run, so far
     try:
         for e in entries:
             if e["dir"] == "received":
                 old.append(e)
-                t_prev = e["t"]
                 continue
             if e["dir"] == "event" and e["event"] != "stdin-closed":
-                t_prev = e["t"] if t_prev is None else t_prev
+                t_sent = e["t"] if t_sent is None else t_sent
                 continue
-            pause = max(0.0, e["t"] - (t_prev if t_prev is not None else e["t"]))
+            run_wait = max(0.0, e["t"] - (t_sent if t_sent is not None else e["t"]))
             with changed:
-                short = _await_lines(changed, got, len(old), last, pause)
+                short = _await_lines(changed, got, len(old), last, run_wait, n_sent)
                 if short:
                     ran_out.append(f"frame #{e.get('seq')}: {len(got)} of {len(old)} lines ({short})")
                 seen = list(got)
+                n_sent = len(got)
             learn_ids(old, seen, mapping)
             if e["dir"] == "event":  # stdin-closed, once the agent has written what it wrote in the run
                 break
-            t_prev = e["t"]
+            t_sent = e["t"]
             raw = e.get("raw", "")
             for a, b in mapping.items():
                 raw = raw.replace(a, b)
@@ -345,19 +346,20 @@ def _replay_connection(entries: list[dict], p: subprocess.Popen, workdir: str, o
 
 
 def _await_lines(changed: threading.Condition, got: list[bytes], count: int, last: list[float],
-                 pause: float) -> str | None:
+                 run_wait: float, n_sent: int) -> str | None:
     """Wait (holding ``changed``) until the agent has written ``count`` lines or ended its output: the agent's lines
     decide, since a frame sent early would race its start-up or its turn. An agent that writes fewer this time
-    (its timing) is waited for the recorded ``pause``, then until it has been silent QUIET s, at most SLACK s beyond
-    the pause. Returns None, or which of these let the send go."""
+    (its timing) is waited for as long as the run waited here (``run_wait``, since the frame before), and then
+    until, having written something since that frame (``n_sent`` lines then), it has been silent QUIET s; an
+    agent that writes nothing, at most SLACK s more. Returns None, or which of these let the send go."""
     t0 = time.monotonic()
     while not (len(got) >= count or (got and got[-1] == b"")):
         now = time.monotonic()
-        if now >= t0 + pause + SLACK:
-            return f"waited {pause + SLACK:.1f} s"
-        if now >= t0 + pause and now - last[0] >= QUIET:
+        if now >= t0 + run_wait + SLACK:
+            return f"waited {run_wait + SLACK:.1f} s"
+        if now >= t0 + run_wait and len(got) > n_sent and now - last[0] >= QUIET:
             return f"silent {now - last[0]:.1f} s"
-        changed.wait(max(0.001, min(t0 + pause + SLACK, max(t0 + pause, last[0] + QUIET)) - now))
+        changed.wait(max(0.001, min(t0 + run_wait + SLACK, max(t0 + run_wait, last[0] + QUIET)) - now))
     return None
 
 

@@ -303,3 +303,11 @@ def test_a_send_the_agent_s_lines_never_allow_goes_once_the_agent_is_silent_and_
     assert stats.ran_out == 2 and [x.split(" (")[0] for x in stats.ran_out_in] == \
         ["frame #4: 1 of 2 lines", "frame #6: 2 of 3 lines"]
     assert all(" (silent " in x for x in stats.ran_out_in)  # the agent's silence let them go, not the slack
+
+
+def test_an_agent_slow_to_start_is_waited_for_however_long_it_is_silent(tmp_path, monkeypatch):
+    import floor
+    monkeypatch.setattr(floor, "QUIET", 0.05)  # far shorter than the agent's start-up below
+    slow = [ECHO_AGENT[0], "-c", "import time; time.sleep(0.3)\n" + ECHO_AGENT[2]]
+    stats = replay_test(_exchange(), slow)
+    assert stats.ran_out == 0, stats.ran_out_in  # silent before it ever answered: not "done", still starting
