@@ -177,6 +177,21 @@ def test_nothing_runs_ahead_until_a_target_has_answered():
         loop.close()
 
 
+def test_a_drive_whose_test_no_longer_comes_here_is_cancelled():
+    """``--dist worksteal`` takes queued tests back from a busy worker: their drives ahead are no test's here."""
+    loop, log = TestLoop(enabled=True), Log()
+    ahead = RunAhead(loop, 2)
+    try:
+        ahead.drive("a", lambda: log.drive("a", waits_for="c"), [("b", lambda: log.drive("b")),
+                                                                  ("c", lambda: log.drive("c", waits_for="never"))])
+        ahead.drive("b", lambda: pytest.fail("b was driven again"), [("d", lambda: log.drive("d"))])  # c went away
+        assert "cleanup c" in log.events and "end c" not in log.events
+        assert ahead.drive("d", lambda: pytest.fail("d was driven again"), []).ahead
+    finally:
+        ahead.close()
+        loop.close()
+
+
 def test_close_cancels_the_drives_no_test_took():
     loop, log = TestLoop(enabled=True), Log()
     ahead = RunAhead(loop, 1)

@@ -149,6 +149,8 @@ class RunAhead:
         drive = self._drives.pop(key, None)
         if drive is None:
             drive = make()
+        if self.on and not rerun and upcoming:  # (none: a test that runs alone, or the last one)
+            self._forget({k for k, _ in upcoming})
         self._next = [(k, m) for k, m in upcoming if k not in self._drives] if self.on and not rerun else []
         self._beside = drive.ahead or any(d.task is not None and not d.task.done() for d in self._drives.values())
         self._wait(drive)
@@ -165,6 +167,12 @@ class RunAhead:
         elif drive.ahead:
             self.ahead += 1
         return drive
+
+    def _forget(self, coming: set[str]) -> None:
+        """Cancel the drives of tests that no longer come here (``--dist worksteal`` gave them to another worker)."""
+        gone = [self._drives.pop(k) for k in list(self._drives) if k not in coming]
+        if gone:
+            self._cancel_drives(gone)
 
     def _top_up(self) -> None:
         """Start the next drives while fewer than ``depth`` run beside the current test (called inside the loop)."""
@@ -240,6 +248,10 @@ class RunAhead:
 
     def _cancel(self) -> None:
         drives, self._drives = list(self._drives.values()), {}
+        self._cancel_drives(drives)
+
+    def _cancel_drives(self, drives: list[Drive]) -> None:
+        """Cancel ``drives`` (their targets shut down within CLOSE_WAIT) and remove their directories."""
         tasks = [d.task for d in drives if d.task is not None and not d.task.done()]
         for t in tasks:
             t.cancel()
