@@ -52,6 +52,14 @@ class ConformanceRun:
             from ..scenarios.run_ahead import order_for_running_ahead
             items[:] = order_for_running_ahead(items, lambda i: i.ahead_rank() if isinstance(i, ScenarioItem) else None)
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log):
+        """Under -n with running ahead on, each worker gets its share of the tests at once (xdist_deal.py)."""
+        if self.state.run_ahead is None or not self.state.run_ahead.on:
+            return None
+        from .xdist_deal import make_scheduler
+        return make_scheduler(config, log)
+
     # -- running ------------------------------------------------------------------------------------
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem):
