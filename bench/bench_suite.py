@@ -237,6 +237,9 @@ def whole_suite(agent: list[str], workers: int, before: Path | None = None,
     PYTHONPATH); ``keep``: where the report and transcripts go (else a temporary directory); ``run_ahead``: the
     --acp-run-ahead value (None: the default)."""
     env = dict(os.environ)
+    # as on a user's machine: pytest caches the modules it rewrites (hypothesis, anyio: its plugins); without
+    # bytecode every run parses them again, about a second of each run
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     if before is not None:
         env["PYTHONPATH"] = os.pathsep.join([str(before)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     with tempfile.TemporaryDirectory() as d:
