@@ -6,6 +6,7 @@ and a suite subset gives the same rule verdicts with and without running ahead (
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -19,6 +20,18 @@ from acp_conformance.scenarios.run_ahead import LATE_LIMIT, Drive, RunAhead
 from suite_run import REFERENCE_AGENT, mutant_cmd, run_suite
 
 pytestmark = pytest.mark.skipif(sys.version_info < (3, 11), reason="run-ahead needs asyncio.Runner (Python 3.11+)")
+
+
+@contextlib.contextmanager
+def _run_ahead(depth: int):
+    """A RunAhead of ``depth`` on a TestLoop of its own, with a Log of what its drives do; closed after."""
+    loop, log = TestLoop(enabled=True), Log()
+    ahead = RunAhead(loop, depth)
+    try:
+        yield ahead, log
+    finally:
+        ahead.close()
+        loop.close()
 
 
 class Result:
@@ -54,9 +67,7 @@ class Log:
 
 
 def test_the_next_drives_run_beside_the_current_one_and_are_taken_by_their_tests():
-    loop, log = TestLoop(enabled=True), Log()
-    ahead = RunAhead(loop, 2)
-    try:
+    with _run_ahead(2) as (ahead, log):
         # a waits for c's start: it ends only because c, two tests ahead, runs beside it; b and c hold their
         # places until "go", so d, a third, does not start: 2 at once
         a = ahead.drive("a", lambda: log.drive("a", waits_for="c"),
@@ -70,50 +81,35 @@ def test_the_next_drives_run_beside_the_current_one_and_are_taken_by_their_tests
         c = ahead.drive("c", lambda: pytest.fail("c was driven again"), [])
         d = ahead.drive("d", lambda: pytest.fail("d was driven again"), [])
         assert c.ahead and d.ahead and ahead.ahead == 3
-    finally:
-        ahead.close()
-        loop.close()
 
 
 def test_a_drive_ahead_that_ends_makes_room_for_the_next_while_the_current_test_runs():
-    loop, log = TestLoop(enabled=True), Log()
-    ahead = RunAhead(loop, 1)
-    try:
+    with _run_ahead(1) as (ahead, log):
         # one at a time beside a, which ends only once c, the second test ahead, has started: b made room
         ahead.drive("a", lambda: log.drive("a", waits_for="c"), [("b", lambda: log.drive("b")),
                                                                   ("c", lambda: log.drive("c"))])
         assert log.events.index("end b") < log.events.index("start c") < log.events.index("end a")
         assert ahead.drive("b", lambda: pytest.fail("b was driven again"), []).ahead
         assert ahead.drive("c", lambda: pytest.fail("c was driven again"), []).ahead
-    finally:
-        ahead.close()
-        loop.close()
 
 
 def test_the_drives_ahead_stop_at_the_limit_of_tests_ahead(monkeypatch):
     monkeypatch.setattr(run_ahead, "AHEAD_LIMIT", 2)
-    loop, log = TestLoop(enabled=True), Log()
-    ahead = RunAhead(loop, 1)
-    try:
+    with _run_ahead(1) as (ahead, log):
         ahead.drive("a", lambda: log.drive("a", waits_for="c"),
                     [(n, lambda n=n: log.drive(n)) for n in ("b", "c", "d")])
         assert "end c" in log.events and "start d" not in log.events  # b and c wait for their tests: 2 ahead
         ahead.drive("b", lambda: pytest.fail("b was driven again"), [("c", None), ("d", lambda: log.drive("d"))])
         assert "start d" in log.events  # b was taken: room for d
-    finally:
-        ahead.close()
-        loop.close()
 
 
 def test_a_drive_ahead_whose_target_died_is_driven_again_in_place_and_running_ahead_stops():
-    loop, log = TestLoop(enabled=True), Log()
-    ahead = RunAhead(loop, 2)
     made = []
 
     def fresh(name):
         made.append(name)
         return log.drive(name)
-    try:
+    with _run_ahead(2) as (ahead, log):
         ahead.drive("a", lambda: fresh("a"), [("b", lambda: log.drive("b", gone=True)),
                                                ("c", lambda: log.drive("c", waits_for="never"))])
         b = ahead.drive("b", lambda: fresh("b"), [])
@@ -123,15 +119,10 @@ def test_a_drive_ahead_whose_target_died_is_driven_again_in_place_and_running_ah
         assert "end c" not in log.events
         c = ahead.drive("c", lambda: fresh("c"), [("d", lambda: pytest.fail("started while off"))])
         assert not c.ahead and made == ["a", "b", "c"]
-    finally:
-        ahead.close()
-        loop.close()
 
 
 def test_a_drive_beside_others_that_timed_out_is_driven_again_alone_and_running_ahead_goes_on():
-    loop, log = TestLoop(enabled=True), Log()
-    ahead = RunAhead(loop, 1)
-    try:
+    with _run_ahead(1) as (ahead, log):
         ahead.drive("a", lambda: log.drive("a"), [("b", lambda: log.drive("b", late=True))])
         log.events.clear()
         b = ahead.drive("b", lambda: log.drive("b2"), [("c", lambda: log.drive("c"))])
@@ -139,16 +130,11 @@ def test_a_drive_beside_others_that_timed_out_is_driven_again_alone_and_running_
         assert log.events.index("end c") < log.events.index("start b2")  # alone: c, ahead, ended first
         c = ahead.drive("c", lambda: pytest.fail("c was driven again"), [])
         assert c.ahead and ahead.again == 1
-    finally:
-        ahead.close()
-        loop.close()
 
 
 def test_a_target_that_keeps_timing_out_alone_turns_running_ahead_off():
-    loop, log = TestLoop(enabled=True), Log()
-    ahead = RunAhead(loop, 1)
     names = [f"t{i}" for i in range(5)]
-    try:
+    with _run_ahead(1) as (ahead, log):
         for i, name in enumerate(names):
             nxt = names[i + 1:i + 2]
             ahead.drive(name, lambda: log.drive("again", late=True),
@@ -156,15 +142,10 @@ def test_a_target_that_keeps_timing_out_alone_turns_running_ahead_off():
             if i < LATE_LIMIT - 1:
                 assert ahead.on
         assert not ahead.on and ahead.late == LATE_LIMIT and "timed out also alone" in ahead.off_reason
-    finally:
-        ahead.close()
-        loop.close()
 
 
 def test_nothing_runs_ahead_until_a_target_has_answered():
-    loop, log = TestLoop(enabled=True), Log()
-    ahead = RunAhead(loop, 2)
-    try:
+    with _run_ahead(2) as (ahead, log):
         # a target that never answers (not an ACP program, a hang): nothing beside it, so no test driven again
         a = ahead.drive("a", lambda: log.drive("a", silent=True, late=True), [("b", lambda: log.drive("b"))])
         assert "start b" not in log.events and not a.again and not ahead.opened
@@ -172,41 +153,26 @@ def test_nothing_runs_ahead_until_a_target_has_answered():
         ahead.drive("b", lambda: log.drive("b", waits_for="c"), [("c", lambda: log.drive("c", silent=True))])
         assert ahead.opened and "end b" in log.events
         assert ahead.drive("c", lambda: pytest.fail("c was driven again"), []).ahead
-    finally:
-        ahead.close()
-        loop.close()
 
 
 def test_a_drive_whose_test_no_longer_comes_here_is_cancelled():
     """``--dist worksteal`` takes queued tests back from a busy worker: their drives ahead are no test's here."""
-    loop, log = TestLoop(enabled=True), Log()
-    ahead = RunAhead(loop, 2)
-    try:
+    with _run_ahead(2) as (ahead, log):
         ahead.drive("a", lambda: log.drive("a", waits_for="c"), [("b", lambda: log.drive("b")),
                                                                   ("c", lambda: log.drive("c", waits_for="never"))])
         ahead.drive("b", lambda: pytest.fail("b was driven again"), [("d", lambda: log.drive("d"))])  # c went away
         assert "cleanup c" in log.events and "end c" not in log.events
         assert ahead.drive("d", lambda: pytest.fail("d was driven again"), []).ahead
-    finally:
-        ahead.close()
-        loop.close()
 
 
 def test_close_cancels_the_drives_no_test_took():
-    loop, log = TestLoop(enabled=True), Log()
-    ahead = RunAhead(loop, 1)
-    try:
+    with _run_ahead(1) as (ahead, log):
         ahead.drive("a", lambda: log.drive("a", waits_for="b"), [("b", lambda: log.drive("b", waits_for="never"))])
-    finally:
-        ahead.close()
-        loop.close()
     assert "start b" in log.events and "end b" not in log.events and "cleanup b" in log.events
 
 
 def test_a_rerun_runs_alone_once_the_drives_ahead_have_ended():
-    loop, log = TestLoop(enabled=True), Log()
-    ahead = RunAhead(loop, 1)
-    try:
+    with _run_ahead(1) as (ahead, log):
         ahead.drive("a", lambda: log.drive("a"), [("b", lambda: log.drive("b", waits_for="a2"))])
         log.gate("a2").set()  # (b can end now; a gate, not a clock)
         log.events.clear()
@@ -214,9 +180,6 @@ def test_a_rerun_runs_alone_once_the_drives_ahead_have_ended():
         assert not again.ahead and log.events.index("end b") < log.events.index("start a2")
         b = ahead.drive("b", lambda: pytest.fail("b was driven again"), [])
         assert b.ahead
-    finally:
-        ahead.close()
-        loop.close()
 
 
 def test_off_without_one_loop():

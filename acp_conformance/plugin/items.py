@@ -10,13 +10,12 @@ import asyncio
 import re
 import shutil
 import tempfile
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ..rules.first_contact import NOT_V2
+from ..rules.first_contact import NOT_V2, is_response
 from ..rules.monitor import MonitorContext
 from .contact import V1_KEEP, first_contact
 from .judging import RunFacts, judge_run
@@ -64,11 +63,8 @@ class ScenarioItem(JudgedItem):
         if state.validator is None:  # compiled once per process, reused by every test
             from ..protocol.validate import Validator
             state.validator = Validator(state.run.schema)
-        self._driven_again: str | None = None
         facts = self._run_client(state) if state.side == "client" else self._run_agent(state)
         self.acp_outcome, decision = judge_run(state, facts)
-        if self._driven_again:  # the verdict is the drive alone's; the run says that there was another
-            self.acp_outcome = replace(self.acp_outcome, driven_again=self._driven_again)
         decision.enact()
 
     def _context(self, state: SuiteState, monitors) -> MonitorContext:
@@ -91,8 +87,6 @@ class ScenarioItem(JudgedItem):
             how = (f", ahead {drive.seconds - drive.waited:.2f} s" if drive.ahead else
                    f", driven again alone ({drive.why})" if drive.again else "")
             self.user_properties.append(("drive", f"{drive.seconds:.2f} s{how}"))  # its own time, beside pytest's
-            if drive.again:
-                self._driven_again = drive.why + (f" ({drive.first})" if drive.first else "")
         else:  # its spare is this test's process, started during the last one (prestart.py)
             spare = state.test_loop.take(list(state.run.argv), dict(state.run.env), wanted=self._may_prestart())
             drive = self._agent_drive(state, spare)
@@ -109,7 +103,8 @@ class ScenarioItem(JudgedItem):
         findings = ctx.findings
         if contact is not None:  # not an ACP program, or a v1 agent: judging v2 rules on it is only noise
             findings = [f for f in findings if contact.kind == NOT_V2 and f.rule in V1_KEEP]
-        return self._facts(state, findings, result, ctx, contact, target_may_decline=True)
+        return self._facts(state, findings, result, ctx, contact, target_may_decline=True,
+                           driven_again=drive.driven_again)
 
     def _may_prestart(self) -> bool:
         return self.scenario.options.get("prestart", True) is not False
@@ -164,8 +159,7 @@ class ScenarioItem(JudgedItem):
         answered = asyncio.Event()
 
         def answers(frame) -> None:  # the target started and answered a request: running ahead may begin
-            if not answered.is_set() and frame.direction == "received" and isinstance(frame.msg, dict) \
-                    and "id" in frame.msg and ("result" in frame.msg or "error" in frame.msg):
+            if not answered.is_set() and frame.direction == "received" and is_response(frame.msg):
                 answered.set()
 
         runner = Runner(self.scenario, TargetSpec(list(r.argv), dict(r.env)), settings, Path(r.cwd or tmp),

@@ -35,6 +35,7 @@ class RunFacts:
     failure: str | None = None  # the driver's own account of a failure no finding explains (the fuzzer's)
     summary: list[str] = field(default_factory=list)  # lines for the terminal summary
     target_may_decline: bool = False  # a timeout awaiting what only the target decides is not-exercised
+    driven_again: str | None = None  # the verdict is a drive alone's, which replaced one beside others (run_ahead)
 
 
 @dataclass
@@ -73,7 +74,8 @@ def _outcome(facts: RunFacts) -> TestOutcome:
         harness_error=getattr(r, "harness_error", None), agent_init=getattr(r, "agent_init", None),
         endings=list(getattr(r, "endings", None) or []), auth_blocked=getattr(r, "auth_blocked", None),
         negotiated_version=contact.version if contact is not None else None,
-        first_contact={"kind": contact.kind, "sentence": contact.sentence} if contact is not None else None)
+        first_contact={"kind": contact.kind, "sentence": contact.sentence} if contact is not None else None,
+        driven_again=facts.driven_again)
 
 
 def _decide(state: SuiteState, facts: RunFacts, outcome: TestOutcome) -> Decision:

@@ -4,7 +4,7 @@ pytest tells a test only which test comes next (``nextitem``); an xdist worker h
 controller sends tests in chunks). That queue is xdist's own (``WorkerInteractor.torun``, pytest-xdist 3.x): it is
 read under its lock and only read; anything unexpected (another xdist, no worker) gives nothing, and running ahead
 then looks only at the next test. A test read here may still go elsewhere (``--dist worksteal`` takes tests back
-from a busy worker): its drive ahead is then cancelled with the others at the end, never judged here.
+from a busy worker): its drive ahead is cancelled once the worker's queue no longer holds it, never judged here.
 """
 
 from __future__ import annotations

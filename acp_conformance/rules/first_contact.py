@@ -26,7 +26,7 @@ class FirstContact:
     version: Any = None  # NOT_V2: the protocolVersion the target answered
 
 
-def _is_response(msg: Any) -> bool:
+def is_response(msg: Any) -> bool:
     return isinstance(msg, dict) and "method" not in msg and "id" in msg and ("result" in msg or "error" in msg)
 
 
@@ -67,9 +67,9 @@ def judge_agent(frames: list[Frame], waited: float, side: str = "agent") -> Firs
         if non_json is None and f.msg in seen_sent:
             return FirstContact(NOT_ACP, f"not an ACP {side}: it echoed the suite's request back on stdout "
                                          f"(frame #{f.seq} repeats frame #{first.seq}, like cat)", f)
-        if _is_response(f.msg) and f.msg.get("id") == first.msg["id"]:
+        if is_response(f.msg) and f.msg.get("id") == first.msg["id"]:
             return _negotiated(f, asked, side)
-        if _is_response(f.msg):
+        if is_response(f.msg):
             return None  # it answers JSON-RPC: an ACP program, judged by the rules
     if non_json is not None:
         return FirstContact(NOT_ACP, f"not an ACP {side}: it printed non-JSON on stdout before any response: "

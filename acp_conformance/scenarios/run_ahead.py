@@ -80,6 +80,11 @@ class Drive:
     waited: float = field(default=0.0)  # s its test waited for it (the rest of the drive)
 
     @property
+    def driven_again(self) -> str | None:
+        """Why it was driven again alone, and what the drive it replaced met (None: it was not)."""
+        return self.why + (f" ({self.first})" if self.first else "") if self.again else None
+
+    @property
     def seconds(self) -> float:
         return max(0.0, self.ended - self.started)
 
@@ -152,7 +157,7 @@ class RunAhead:
         if self.on and not rerun and upcoming:  # (none: a test that runs alone, or the last one)
             self._forget({k for k, _ in upcoming})
         self._next = [(k, m) for k, m in upcoming if k not in self._drives] if self.on and not rerun else []
-        self._beside = drive.ahead or any(d.task is not None and not d.task.done() for d in self._drives.values())
+        self._beside = drive.ahead or bool(self._running())
         self._wait(drive)
         beside = self._beside
         if beside and getattr(drive.result, "target_gone", False) and self.off_reason is None:
@@ -174,13 +179,15 @@ class RunAhead:
         if gone:
             self._cancel_drives(gone)
 
+    def _running(self) -> list[asyncio.Task]:
+        """The tasks of the drives ahead that have not ended."""
+        return [d.task for d in self._drives.values() if d.task is not None and not d.task.done()]
+
     def _top_up(self) -> None:
         """Start the next drives while fewer than ``depth`` run beside the current test (called inside the loop)."""
-        running = sum(1 for d in self._drives.values() if d.task is not None and not d.task.done())
+        running = len(self._running())
         while self.on and self.opened and self._next and running < self.depth and len(self._drives) < AHEAD_LIMIT:
             k, m = self._next.pop(0)
-            if k in self._drives:
-                continue
             d = m()
             d.ahead = True
             self._drives[k] = d
@@ -221,9 +228,8 @@ class RunAhead:
         try:
             self._top_up()  # also when this drive has ended already: the window moves on with the tests
             while not drive.task.done():
-                ahead = [d.task for d in self._drives.values() if d.task is not None and not d.task.done()]
                 # an interruption cancels this wait, not the drives (close() cancels those)
-                await asyncio.wait([drive.task, *ahead, *([answer] if answer else [])],
+                await asyncio.wait([drive.task, *self._running(), *([answer] if answer else [])],
                                    return_when=asyncio.FIRST_COMPLETED)
                 if answer is not None and answer.done():
                     self.opened, answer = True, None  # the target starts and answers: the window opens
@@ -236,10 +242,8 @@ class RunAhead:
         await drive.task
 
     async def _settle(self) -> None:
-        for d in self._drives.values():
-            d.start()
-        await asyncio.gather(*(asyncio.shield(d.task) for d in self._drives.values() if d.task is not None),
-                             return_exceptions=True)
+        """The drives ahead end (each was started when it was made)."""
+        await asyncio.gather(*(asyncio.shield(t) for t in self._running()), return_exceptions=True)
 
     def turn_off(self, why: str) -> None:
         """No more drives beside each other in this run; those in flight are cancelled (their tests drive in place)."""
