@@ -12,6 +12,7 @@ import pytest
 
 from suite_run import REFERENCE_AGENT, run_suite
 
+from acp_conformance.plugin.xdist_deal import order_for_deal
 from acp_conformance.plugin.xdist_queue import queued_items
 
 xdist_remote = pytest.importorskip("xdist.remote")
@@ -63,3 +64,42 @@ def test_with_running_ahead_each_worker_is_dealt_its_share_at_once_in_the_runs_o
     assert "6 passed" in r.output, r.output[-3000:]
     workers = _workers(r.output)
     assert sorted(workers.values()) == [["t0", "t2", "t4"], ["t1", "t3", "t5"]], workers
+
+
+def _dealt(order: list, workers: int) -> list[list]:
+    return [order[k::workers] for k in range(workers)]  # what round-robin dealing gives each worker
+
+
+def test_the_deal_gives_the_tests_that_run_alone_and_the_long_turns_to_different_workers():
+    items = ["a0", "a1", "a2", "l0", "l1", "r0", "r1", "r2", "r3", "r4", "r5"]  # running ahead's order
+    rank = lambda name: {"a": 0, "l": 1}.get(name[0], 2)  # noqa: E731
+    assert _dealt(order_for_deal(items, rank, 2), 2) == [["a0", "a1", "a2", "r1", "r3", "r5"],
+                                                         ["l0", "l1", "r0", "r2", "r4"]]
+    three = _dealt(order_for_deal(items, rank, 3), 3)  # alone: the first two workers; long turns: the third
+    assert three == [["a0", "a2", "r1", "r4"], ["a1", "r0", "r2", "r5"], ["l0", "l1", "r3"]]
+    assert order_for_deal(items, rank, 1) == items
+    for n in range(12):  # nothing to place: round-robin in the run's order
+        assert all(order_for_deal(items[:n], lambda name: 2, w) == items[:n] for w in range(1, 5))
+
+
+def test_the_deal_spills_what_one_half_cannot_hold_and_keeps_every_test():
+    items = [f"a{i}" for i in range(5)] + ["l0", "r0"]
+    rank = lambda name: {"a": 0, "l": 1}.get(name[0], 2)  # noqa: E731
+    dealt = _dealt(order_for_deal(items, rank, 2), 2)
+    assert dealt == [["a0", "a1", "a2", "a3"], ["a4", "l0", "r0"]]
+    assert sorted(order_for_deal(items, rank, 2)) == sorted(items)
+
+
+def test_under_xdist_the_tests_that_run_alone_go_to_one_worker_and_the_long_turns_to_the_other(tmp_path):
+    (tmp_path / "s").mkdir()
+    steps = "    steps:\n      - initialize: {}\n      - new_session: {save: s}\n      - prompt: {session: $s, text: %s}\n"
+    alone = "    rules: [PROMPT-001]\n    options: {run_ahead: false}\n" + steps % "hello"
+    long = "    rules: [PROMPT-001]\n" + steps % "'${opt.long}'"
+    plain = "    rules: [PROMPT-001]\n" + steps % "hello"
+    (tmp_path / "s" / "mixed.yaml").write_text(
+        "scenarios:\n" + "".join(f"  - name: p{i}\n{plain}" for i in range(3))
+        + "".join(f"  - name: l{i}\n{long}" for i in range(2)) + "".join(f"  - name: a{i}\n{alone}" for i in range(2)))
+    r = run_suite(REFERENCE_AGENT, tmp_path / "run", f"--acp-scenarios={tmp_path / 's'}", "--acp-no-bundled",
+                  "--acp-long-prompt=Say hello", "-n", "2", "-vv")
+    assert "7 passed" in r.output, r.output[-3000:]
+    assert sorted(_workers(r.output).values()) == [["a0", "a1", "p0", "p2"], ["l0", "l1", "p1"]], r.output[-3000:]

@@ -19,6 +19,7 @@ from .results import judge_suite, record, report_extra, stopped_by, verdict_line
 from .state import SuiteState
 from .terminal import write_summary
 
+DEALT_KEY = "acp_dealt"  # workerinput: the controller deals every test at the start (xdist_deal.py)
 NOT_V2_EXIT = 6  # the target speaks another protocol version: not judged (README, "Exit status")
 
 
@@ -50,7 +51,12 @@ class ConformanceRun:
         ahead = self.state.run_ahead
         if ahead is not None and ahead.on:  # alone first, then long turns, then the rest (run_ahead.py)
             from ..scenarios.run_ahead import order_for_running_ahead
-            items[:] = order_for_running_ahead(items, lambda i: i.ahead_rank() if isinstance(i, ScenarioItem) else None)
+            rank = lambda i: i.ahead_rank() if isinstance(i, ScenarioItem) else None  # noqa: E731
+            items[:] = order_for_running_ahead(items, rank)
+            winput = getattr(config, "workerinput", {})
+            if winput.get(DEALT_KEY):  # the order the controller deals round-robin (xdist_deal.py)
+                from .xdist_deal import order_for_deal
+                items[:] = order_for_deal(items, rank, int(winput.get("workercount", 1)))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log):
@@ -59,6 +65,12 @@ class ConformanceRun:
             return None
         from .xdist_deal import make_scheduler
         return make_scheduler(config, log)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node) -> None:
+        """Tell each worker whether the controller deals the tests (its order decides who gets what)."""
+        from .xdist_deal import deals
+        node.workerinput[DEALT_KEY] = self.state.run_ahead is not None and self.state.run_ahead.on and deals(self.config)
 
     # -- running ------------------------------------------------------------------------------------
     @pytest.hookimpl(wrapper=True)

@@ -3,24 +3,72 @@
 xdist's load scheduling sends each worker a few tests at a time, more as it reports results. A worker that runs
 ahead (run_ahead.py) reports in pytest's order, so while it waits on a long turn it reports nothing, gets nothing
 more, and can run ahead only what it holds; the other worker meanwhile takes the rest, the tests that run alone
-included. Dealt round-robin in the order running ahead gives the tests (those that run alone, then the long turns,
-then the rest), each worker gets its share of each kind at once and runs ahead all of it. The rest is xdist's own
+included. Dealt at once, each worker holds its share and runs ahead all of it. The rest is xdist's own
 (``LoadScheduling``): a worker that crashes is replaced and its tests dealt again.
+
+Which worker gets what is chosen on the workers (the controller knows the tests only by name), by the order they all
+give the tests (``order_for_deal``, when the controller says it deals: ``deals``): the tests that run alone go to half
+of the workers and the long turns to the other half, so that the long turns start at once instead of after the tests
+that run alone (a worker running one of those runs nothing beside it); the rest fill up each worker to its share.
+Measured on the reference agent with -n 2: the tests took 7.5 s instead of 9.9 s.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, Sequence
+
+ALONE, LONG = 0, 1  # ranks of run_ahead.order_for_running_ahead (2, or None: any other test)
+
+
+def order_for_deal(items: Sequence[Any], rank: Callable[[Any], int | None], workers: int) -> list:
+    """``items`` (already in running ahead's order) reordered so that dealing them round-robin to ``workers`` gives
+    the tests that run alone to the first half of the workers, the long turns to the second half (both to the one
+    worker when there is one), each worker keeping the order its tests had, and every worker its share in number."""
+    n = len(items)
+    if workers < 2 or n < 2:
+        return list(items)
+    share = [len(range(k, n, workers)) for k in range(workers)]  # what round-robin dealing gives worker k
+    lists: list[list] = [[] for _ in range(workers)]
+    half = (workers + 1) // 2
+    groups = {ALONE: range(half), LONG: range(half, workers)}
+    turn = {ALONE: 0, LONG: 0}
+
+    def room(k: int) -> int:
+        return share[k] - len(lists[k])
+
+    rest = []
+    for item in items:
+        r = rank(item)
+        if r not in groups:
+            rest.append(item)
+            continue
+        group = [k for k in groups[r] if room(k) > 0] or [k for k in range(workers) if room(k) > 0]
+        k = group[turn[r] % len(group)]
+        turn[r] += 1
+        lists[k].append(item)
+    for item in rest:  # each to the worker with the most room left, then the fewest tests (round-robin when alike)
+        k = max(range(workers), key=lambda k: (room(k), -len(lists[k])))
+        lists[k].append(item)
+    return [lists[p % workers][p // workers] for p in range(n)]
+
+
+def deals(config: Any) -> bool:
+    """Whether ``make_scheduler`` deals the tests: under ``--dist load`` (what ``-n`` means by default), with an
+    xdist that has the scheduler it builds on."""
+    if config.getvalue("dist") != "load":
+        return False
+    try:
+        from xdist.scheduler import LoadScheduling  # noqa: F401
+    except ImportError:  # another xdist
+        return False
+    return True
 
 
 def make_scheduler(config: Any, log: Any) -> Any:
-    """A ``DealtScheduling`` for ``--dist load`` (what ``-n`` means by default), else None (xdist chooses)."""
-    if config.getvalue("dist") != "load":
+    """A ``DealtScheduling`` where ``deals``, else None (xdist chooses)."""
+    if not deals(config):
         return None
-    try:
-        from xdist.scheduler import LoadScheduling
-    except ImportError:  # another xdist
-        return None
+    from xdist.scheduler import LoadScheduling
 
     class DealtScheduling(LoadScheduling):
         def schedule(self) -> None:

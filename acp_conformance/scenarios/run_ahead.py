@@ -15,7 +15,7 @@ given (``xdist_queue.py``). The window stops before anything that must run alone
 kind, a scenario with ``options: {prestart: false}`` or ``{run_ahead: false}`` (a scenario whose verdict depends on
 timing: the cancel windows, for one); such a test also runs with nothing beside it, as does a rerun
 (``--acp-rerun-failures``: the drives in flight end first). ``order_for_running_ahead`` puts the scenarios that run alone first (together, so
-that the window empties once; under xdist they go to one worker in a chunk while another takes the long turns),
+that the window empties once; under xdist they go to half of the workers and the long turns to the other half: xdist_deal.py),
 then those that make the agent work long (started early, a long turn runs beside all the others instead of holding
 the last ones up), then the rest.
 
