@@ -58,10 +58,10 @@ def deals(config: Any) -> bool:
     if config.getvalue("dist") != "load":
         return False
     try:
-        from xdist.scheduler import LoadScheduling  # noqa: F401
+        import xdist.scheduler as scheduler
     except ImportError:  # another xdist
         return False
-    return True
+    return hasattr(scheduler, "LoadScheduling")
 
 
 def make_scheduler(config: Any, log: Any) -> Any:
