@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -70,6 +71,7 @@ def child(code: str, argv: list[str], seed: int, budget: float, prestart: str) -
     stats: list = []
     first: list = []
     t0 = time.perf_counter()
+    cpu0 = _cpu()
     init_stats, init_failure = StepStats.__init__, FuzzFailure.__init__
 
     def capture(self, *a, **kw):
@@ -79,7 +81,7 @@ def child(code: str, argv: list[str], seed: int, budget: float, prestart: str) -
     def found(self, *a, **kw):
         init_failure(self, *a, **kw)
         if not first and stats:
-            first.append((stats[0].steps, time.perf_counter() - t0))
+            first.append((stats[0].steps, time.perf_counter() - t0, _cpu()))
 
     StepStats.__init__, FuzzFailure.__init__ = capture, found
 
@@ -97,11 +99,18 @@ def child(code: str, argv: list[str], seed: int, budget: float, prestart: str) -
     result = run_mod.fuzz(FuzzConfig(argv, startup_timeout=30.0, **options), seed=seed,
                           max_examples=10 ** 6, budget=budget, step_count=100)
     s = result.stats
-    steps, seconds = first[0] if first else (result.steps, result.seconds)
+    steps, seconds, cpu = first[0] if first else (result.steps, result.seconds, _cpu())
     return {"steps": steps, "seconds": seconds, "examples": s.examples, "processes": s.processes,
+            "cpu_fuzzer": cpu[0] - cpu0[0], "cpu_targets": cpu[1] - cpu0[1],
             "restart_spares": getattr(s, "restart_spares", 0), "spares_paused": getattr(s, "spares_paused", 0),
             "finding": (result.failure or "")[:60],
             "split": {k: round(v, 3) for k, v in run_mod.time_split(result).items()}}
+
+
+def _cpu() -> tuple[float, float]:
+    """CPU seconds (user + system) of this process and of its children reaped so far (the target processes)."""
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime
 
 
 def measure(code: Path, name: str, seed: int, budget: float, prestart: str = "examples") -> dict:
@@ -205,6 +214,10 @@ def main() -> int:
                   f"{sum(r.get('spares_paused', 0) for r in runs)} with the next example's spare kept; "
                   f"findings: {'; '.join(sorted({r['finding'] for r in runs if r['finding']})) or 'none'})")
             print("    time: " + ", ".join(f"{k.replace('_', ' ')} {v:.0%}" for k, v in split.items()))
+            if all("cpu_fuzzer" in r for r in runs):  # (a baseline checkout's child may predate the field)
+                fz, tg = sum(r["cpu_fuzzer"] for r in runs), sum(r["cpu_targets"] for r in runs)
+                print(f"    CPU: the fuzzer {fz:.1f} s, the target processes {tg:.1f} s (those ended), in {seconds:.1f} s: "
+                      f"{(fz + tg) / seconds:.2f} of the machine's {os.cpu_count()} cores busy")
         mine = rates["this checkout"]
         for label, rate in rates.items():
             if label != "this checkout" and rate:

@@ -55,10 +55,7 @@ def run_suite(agent_argv: list[str], workdir: Path, *extra: str, timeout: float 
     report_dir = workdir / "reports"
     junit = workdir / "junit.xml"
     cmd = [sys.executable, "-m", "pytest", f"--agent-cmd={shlex.join(agent_argv)}",
-           f"--acp-report-dir={report_dir}", f"--junitxml={junit}", "-p", "no:cacheprovider",
-           # hypothesis' own pytest plugin imports hypothesis at the end of every run (0.3 s each, and
-           # these tests start a few hundred runs); the suite does not use it
-           "-p", "no:hypothesispytest", "-q", *extra]
+           f"--acp-report-dir={report_dir}", f"--junitxml={junit}", "-p", "no:cacheprovider", "-q", *extra]
     return run_and_read(cmd, workdir, report_dir, junit, timeout=timeout, env=env)
 
 

@@ -105,3 +105,31 @@ def test_the_run_configuration_is_frozen_and_applies_the_multiplier_once(tmp_pat
                         "--acp-timeout-multiplier=3", "--collect-only", "-p", "no:cacheprovider"],
                        cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert "timeouts response 6 s, startup 9 s, test 15 s (x3)" in r.stdout, r.stdout[-2000:] + r.stderr[-2000:]
+
+
+def _probe_run(tmp_path, *extra: str) -> dict:
+    """A one-scenario run with a probe plugin that records, at the end, whether hypothesis was imported and whether
+    its pytest plugin was still registered."""
+    from suite_run import REFERENCE_AGENT
+    import json
+    import os
+    import shlex
+    (tmp_path / "probe.py").write_text(
+        "import json, sys\n"
+        "def pytest_unconfigure(config):\n"
+        "    open('probe.json', 'w').write(json.dumps({'imported': 'hypothesis' in sys.modules,\n"
+        "        'registered': config.pluginmanager.get_plugin('hypothesispytest') is not None}))\n")
+    (tmp_path / "s.yaml").write_text("scenarios:\n  - name: one\n    rules: [INIT-001]\n    steps:\n      - initialize: {}\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    subprocess.run([sys.executable, "-m", "pytest", f"--agent-cmd={shlex.join(REFERENCE_AGENT)}", "-p", "probe",
+                    "-p", "no:cacheprovider", "--acp-no-bundled", f"--acp-scenarios={tmp_path / 's.yaml'}",
+                    f"--acp-report-dir={tmp_path / 'r'}", "-q", *extra],
+                   cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    return json.loads((tmp_path / "probe.json").read_text())
+
+
+def test_a_conformance_run_does_not_import_hypothesis_for_its_pytest_plugins_summary(tmp_path):
+    assert _probe_run(tmp_path) == {"imported": False, "registered": False}
+    (tmp_path / "probe.json").unlink()
+    # asked for by one of its options, hypothesis' plugin stays
+    assert _probe_run(tmp_path, "--hypothesis-show-statistics")["registered"] is True

@@ -72,6 +72,17 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "acp_rules(ids): rule IDs a scenario exists to exercise")
     from .session import ConformanceRun
     config.pluginmanager.register(ConformanceRun(config, state), RUN_PLUGIN)
+    _without_hypothesis_summary(config)
+
+
+def _without_hypothesis_summary(config: pytest.Config) -> None:
+    """Hypothesis' pytest plugin imports hypothesis at the end of every run, to print what its @given tests wrote: a
+    conformance run collects its scenario files only (no @given test), and that import was 0.4 s of each run. Kept
+    when one of its options is given (``--hypothesis-show-statistics``...)."""
+    plugin = config.pluginmanager.get_plugin("hypothesispytest")
+    wanted = getattr(plugin, "_any_hypothesis_option", None)
+    if plugin is not None and callable(wanted) and not wanted(config):
+        config.pluginmanager.unregister(plugin)
 
 
 __all__ = ["STATE", "SuiteState", "UsageError", "build_run_config"]
