@@ -40,6 +40,7 @@ class ConformanceRun:
         rel = os.path.relpath(file_path, parent.config.invocation_params.dir)
         return ScenarioFile.from_parent(parent, path=file_path, nodeid=file_path.name if rel.startswith("..") else rel)
 
+    @pytest.hookimpl(trylast=True)  # after -k, -m and other plugins: the order and the deal are of the tests that run
     def pytest_collection_modifyitems(self, session: pytest.Session, config: pytest.Config, items: list) -> None:
         ids = self.state.run.rules  # --acp-rules, known IDs (checked at configure)
         if ids:
