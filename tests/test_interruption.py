@@ -81,3 +81,34 @@ def test_a_signal_under_the_ast_constructor_is_raised_once_out_of_it():
     finally:
         guard.sweep()
         guard.uninstall()
+
+
+def test_a_target_shut_down_as_the_run_stops_leaves_nothing_to_a_closed_loop(tmp_path, monkeypatch):
+    """Its pipes are closed inside the loop: a subprocess transport left open is collected after the loop has closed
+    and prints "Exception ignored ... Event loop is closed" as the run unwinds."""
+    import gc
+    import threading
+
+    from acp_conformance.wire import transport
+
+    monkeypatch.setattr(transport, "_STOPPING", [])
+    lost: list = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: lost.append(f"{u.exc_type.__name__}: {u.exc_value}"))
+
+    async def stopped_target() -> str:
+        t = Transport([sys.executable, "-c", "import time; time.sleep(60)"], Transcript(), cwd=tmp_path)
+        await t.spawn()
+        transport._STOPPING.append("SIGHUP")  # as the signal handler does
+        return await t.shutdown(grace=5.0)
+
+    gc.disable()  # the transports are collected below, once their loops have closed, as at the end of a run
+    try:
+        for _ in range(3):  # (asyncio's own timing may close a transport in time: three chances to see one left)
+            transport._STOPPING.clear()
+            assert anyio.run(stopped_target) == "killed with SIGKILL (SIGHUP)"
+    finally:
+        gc.enable()
+    for waiter in [t for t in threading.enumerate() if t.name.startswith("asyncio-waitpid")]:
+        waiter.join(5)  # asyncio's thread that waited for the killed process lets go of its transport
+    gc.collect()
+    assert lost == []

@@ -360,6 +360,10 @@ class Transport:
             self._signal_group(signal.SIGKILL)
             kill_tagged(self.tag)
             _LIVE.pop(self.tag, None)
+            # its pipes are closed in this loop (briefly: it was killed): left open, the subprocess transport is
+            # collected after the loop has closed and prints "Exception ignored ... Event loop is closed"
+            with anyio.move_on_after(1.0):
+                await self.process.aclose()
             return f"killed with SIGKILL ({_STOPPING[0]})"
         await self.close_stdin()
         how = "exited after stdin was closed"
