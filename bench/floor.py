@@ -309,7 +309,6 @@ def _replay_connection(entries: list[dict], p: subprocess.Popen, workdir: str, o
 
     threading.Thread(target=read, daemon=True).start()
     t_sent = None  # the recorded time of the suite's frame before this one (or of the start)
-    n_sent = 0  # the agent's lines when we sent the frame before this one
     old: list[dict] = []  # what the agent wrote in the recorded run, so far
     try:
         for e in entries:
@@ -321,11 +320,10 @@ def _replay_connection(entries: list[dict], p: subprocess.Popen, workdir: str, o
                 continue
             run_wait = max(0.0, e["t"] - (t_sent if t_sent is not None else e["t"]))
             with changed:
-                short = _await_lines(changed, got, len(old), last, run_wait, n_sent)
+                short = _await_lines(changed, got, len(old), last, run_wait)
                 if short:
                     ran_out.append(f"frame #{e.get('seq')}: {len(got)} of {len(old)} lines ({short})")
                 seen = list(got)
-                n_sent = len(got)
             learn_ids(old, seen, mapping)
             if e["dir"] == "event":  # stdin-closed, once the agent has written what it wrote in the run
                 break
@@ -346,18 +344,19 @@ def _replay_connection(entries: list[dict], p: subprocess.Popen, workdir: str, o
 
 
 def _await_lines(changed: threading.Condition, got: list[bytes], count: int, last: list[float],
-                 run_wait: float, n_sent: int) -> str | None:
+                 run_wait: float) -> str | None:
     """Wait (holding ``changed``) until the agent has written ``count`` lines or ended its output: the agent's lines
     decide, since a frame sent early would race its start-up or its turn. An agent that writes fewer this time
     (its timing) is waited for as long as the run waited here (``run_wait``, since the frame before), and then
-    until, having written something since that frame (``n_sent`` lines then), it has been silent QUIET s; an
-    agent that writes nothing, at most SLACK s more. Returns None, or which of these let the send go."""
+    until, having written something (it has started), it has been silent QUIET s: it waits for this frame (a
+    cancel, say, that the run sent after lines the agent did not write this time). An agent that has written
+    nothing yet (it is starting), at most SLACK s more. Returns None, or which of these let the send go."""
     t0 = time.monotonic()
     while not (len(got) >= count or (got and got[-1] == b"")):
         now = time.monotonic()
         if now >= t0 + run_wait + SLACK:
             return f"waited {run_wait + SLACK:.1f} s"
-        if now >= t0 + run_wait and len(got) > n_sent and now - last[0] >= QUIET:
+        if now >= t0 + run_wait and got and now - last[0] >= QUIET:
             return f"silent {now - last[0]:.1f} s"
         changed.wait(max(0.001, min(t0 + run_wait + SLACK, max(t0 + run_wait, last[0] + QUIET)) - now))
     return None

@@ -311,3 +311,23 @@ def test_an_agent_slow_to_start_is_waited_for_however_long_it_is_silent(tmp_path
     slow = [ECHO_AGENT[0], "-c", "import time; time.sleep(0.3)\n" + ECHO_AGENT[2]]
     stats = replay_test(_exchange(), slow)
     assert stats.ran_out == 0, stats.ran_out_in  # silent before it ever answered: not "done", still starting
+
+
+def test_an_agent_silent_since_the_frame_before_is_sent_the_next_once_quiet_not_after_the_slack(monkeypatch):
+    """The run had a line here that the agent does not write this time, and the agent wrote nothing since the frame
+    before (a notification it does not answer): it waits for this frame, as after a cancel it has not seen."""
+    import floor
+    monkeypatch.setattr(floor, "QUIET", 0.05)
+    monkeypatch.setattr(floor, "SLACK", 30.0)
+    quiet_agent = [sys.executable, "-c", "import json, sys\nfor line in sys.stdin:\n    m = json.loads(line)\n"
+                   "    if 'id' in m:\n        print(json.dumps({'jsonrpc': '2.0', 'id': m['id'], 'result': {}}), "
+                   "flush=True)\n"]
+    entries = _exchange()
+    notify = dict(entries[3], seq=3, t=0.25, raw=json.dumps({"jsonrpc": "2.0", "method": "n", "params": {}}))
+    update = dict(entries[2], seq=4, t=0.28, raw=json.dumps({"jsonrpc": "2.0", "method": "session/update",
+                                                             "params": {}}))
+    entries = entries[:3] + [notify, update] + [dict(e, seq=e["seq"] + 2) for e in entries[3:]]
+    t = time.monotonic()
+    stats = replay_test(entries, quiet_agent)
+    assert time.monotonic() - t < 10, stats.ran_out_in  # not the 30 s slack
+    assert stats.ran_out_in and all(" (silent " in x for x in stats.ran_out_in), stats.ran_out_in
