@@ -225,6 +225,20 @@ def test_state_007_a_cancel_racing_the_end_of_work_may_stop_the_prompt_held_behi
     assert statuses(run(no_cancel), "STATE-007") == [FAIL]
 
 
+def test_state_007_a_close_sent_while_work_ran_stops_the_prompt_held_behind_it():
+    # found by fuzzing: the close crosses turn 1's end_turn; the agent inserts the held prompt, then the close ends
+    # it (running, idle cancelled) before its answer: a stop the suite chose. With no close anywhere, it still fails.
+    close = req(4, "session/close", {"sessionId": "s1"})
+    script = "\n".join([INIT2, req(1, "session/new", {"cwd": "/p"}), ok(1, {"sessionId": "s1"}),
+                         prompt(2, "s1", "one"), user("s1", "m1", "one"), ok(2, {}), st("s1", "running"),
+                         prompt(3, "s1", "two"), close, st("s1", "idle", stopReason="end_turn"),
+                         user("s1", "m2", "two"), ok(3, {}), st("s1", "running"),
+                         st("s1", "idle", stopReason="cancelled"), ok(4, {})])
+    assert statuses(run(script), "STATE-007") == [PASS]
+    no_close = change(change(script, close + "\n", ""), ok(4, {}), "")
+    assert statuses(run(no_close), "STATE-007") == [FAIL]
+
+
 def test_prompt_014_invented_stop_reason():
     fails(change(BASE, st("s1", "idle", stopReason="end_turn"), st("s1", "idle", stopReason="done"), count=4),
           "PROMPT-014")

@@ -114,8 +114,8 @@ class StateLifecycleMonitor(ConnMonitor):
                 if st.active is not None and not (model is not None and model.resumes_pending_at(m)):
                     if sr == "cancelled":
                         self._judge_cancelled(m, sid, st)
-                    carried = [x for x in st.stops if x.method == "session/cancel" and x.order > st.active.order
-                               ] if sr != "cancelled" else []
+                    carried = [x for x in st.stops if x.method in ENDING_METHODS or (
+                        sr != "cancelled" and x.method == "session/cancel" and x.order > st.active.order)]
                     st.active, st.since, st.stops, st.carried = None, m, [], carried
         for st in ss.values():
             if st.waiting is not None:
@@ -175,6 +175,12 @@ class StateLifecycleMonitor(ConnMonitor):
             s = st.stops[0]
             self.pass_few("STATE-007", f"{what} followed a stop the suite chose ({s.method or 'a declined answer'} "
                           f"at t={s.t:.2f}).", [m, s])
+        elif any(x.method in ENDING_METHODS for x in st.carried):
+            # a close or delete ends all of the session's work: held work that started after it was sent, before the
+            # agent took it (the work before ended on its own meanwhile), is stopped by it too
+            c = next(x for x in st.carried if x.method in ENDING_METHODS)
+            self.pass_few("STATE-007", f"{what} followed a stop the suite chose ({c.method} at t={c.t:.2f}, sent while "
+                          f"the work before this one ran: it ends all of the session's work).", [m, c])
         elif st.carried:
             c = st.carried[-1]
             self.noted("STATE-007", f"{what}: the suite's session/cancel at t={c.t:.2f} was sent while the work before "
