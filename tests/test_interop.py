@@ -148,7 +148,7 @@ def run_client_suite(argv: tuple[str, ...], workdir: Path, *extra: str, timeout:
     junit = workdir / "junit.xml"
     cmd = [sys.executable, "-m", "pytest", f"--client-cmd={shlex.join(argv)} {{agent}}",
            f"--acp-report-dir={report_dir}", f"--junitxml={junit}", "-p", "no:cacheprovider",
-           "-p", "no:hypothesispytest", "-q", *extra]
+           "-q", *extra]
     return run_and_read(cmd, workdir, report_dir, junit, timeout=timeout)
 
 

@@ -11,10 +11,15 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import json
+import os
+import shlex
 import subprocess
 import sys
 
 import pytest
+
+from suite_run import REFERENCE_AGENT
 
 from acp_conformance.plugin.outcome import TestOutcome
 from acp_conformance.rules.catalog import load_catalog
@@ -110,10 +115,6 @@ def test_the_run_configuration_is_frozen_and_applies_the_multiplier_once(tmp_pat
 def _probe_run(tmp_path, *extra: str) -> dict:
     """A one-scenario run with a probe plugin that records, at the end, whether hypothesis was imported and whether
     its pytest plugin was still registered."""
-    from suite_run import REFERENCE_AGENT
-    import json
-    import os
-    import shlex
     (tmp_path / "probe.py").write_text(
         "import json, sys\n"
         "def pytest_unconfigure(config):\n"

@@ -96,9 +96,10 @@ def test_under_xdist_the_tests_that_run_alone_go_to_one_worker_and_the_long_turn
     alone = "    rules: [PROMPT-001]\n    options: {run_ahead: false}\n" + steps % "hello"
     long = "    rules: [PROMPT-001]\n" + steps % "'${opt.long}'"
     plain = "    rules: [PROMPT-001]\n" + steps % "hello"
-    (tmp_path / "s" / "mixed.yaml").write_text(  # x0 is deselected (-k): the deal is of the tests left
-        "scenarios:\n" + "".join(f"  - name: {n}\n{plain}" for n in ("x0", "p0", "p1", "p2"))
-        + "".join(f"  - name: l{i}\n{long}" for i in range(2)) + "".join(f"  - name: a{i}\n{alone}" for i in range(2)))
+    # x0, which runs alone, is deselected (-k): dealt before the deselection, a1 would have gone to the other worker
+    (tmp_path / "s" / "mixed.yaml").write_text(
+        "scenarios:\n" + "".join(f"  - name: p{i}\n{plain}" for i in range(3))
+        + "".join(f"  - name: l{i}\n{long}" for i in range(2)) + "".join(f"  - name: {n}\n{alone}" for n in ("a0", "x0", "a1")))
     r = run_suite(REFERENCE_AGENT, tmp_path / "run", f"--acp-scenarios={tmp_path / 's'}", "--acp-no-bundled",
                   "--acp-long-prompt=Say hello", "-n", "2", "-vv", "-k", "not x0")
     assert "7 passed" in r.output, r.output[-3000:]

@@ -115,7 +115,8 @@ class ScenarioItem(JudgedItem):
 
     def ahead_rank(self) -> int:
         """Its rank when running ahead reorders the tests (run_ahead.order_for_running_ahead): alone, long, the rest."""
-        return 0 if self.runs_alone() else 1 if self.scenario.long_turn else 2
+        from ..scenarios.run_ahead import ALONE, ANY, LONG
+        return ALONE if self.runs_alone() else LONG if self.scenario.long_turn else ANY
 
     def _upcoming(self, state: SuiteState):
         """The tests known to come next that may run beside this one (run_ahead.py), cut before one that runs alone."""

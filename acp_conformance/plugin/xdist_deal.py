@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-ALONE, LONG = 0, 1  # ranks of run_ahead.order_for_running_ahead (2, or None: any other test)
+from ..scenarios.run_ahead import ALONE, LONG  # the ranks of running ahead's order (any other rank, or None: the rest)
 
 
 def order_for_deal(items: Sequence[Any], rank: Callable[[Any], int | None], workers: int) -> list:

@@ -105,9 +105,12 @@ class Drive:
             self.task = asyncio.ensure_future(self._run())
 
 
+ALONE, LONG, ANY = 0, 1, 2  # the ranks of order_for_running_ahead (and of the deal under xdist: xdist_deal.py)
+
+
 def order_for_running_ahead(items: list, placed: Callable[[Any], int | None]) -> list:
-    """``items`` with those that ``placed`` ranks (0: runs alone, 1: a long turn, 2: any; None: not moved) sorted by
-    rank among their own places, each rank in its old order (see the module's text for why)."""
+    """``items`` with those that ``placed`` ranks (ALONE: runs alone, LONG: a long turn, ANY: any other; None: not
+    moved) sorted by rank among their own places, each rank in its old order (see the module's text for why)."""
     ranks = [placed(i) for i in items]
     slots = [n for n, r in enumerate(ranks) if r is not None]
     moved = sorted(slots, key=lambda n: ranks[n])  # sorted() is stable: each rank keeps its order
