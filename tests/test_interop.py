@@ -241,8 +241,10 @@ def test_defect_scenarios_reproduce_on_the_released_agent(scenario: Path, tmp_pa
     require_sdk("claude-agent-acp")
     target = next(name for name in ADAPTER_VERSIONS if scenario.name.startswith(name))
     rules = re.findall(r"rules: \[([A-Z0-9, -]+)\]", scenario.read_text())
+    # --timeout 30: the adapter starts Claude Code for a resume, which took over 5 s (the default) beside the
+    # other interop runs; the defect is the answer's error code, not its delay
     p = subprocess.run([sys.executable, "-m", "acp_conformance.cli", "replay", str(scenario), "--agent-cmd",
-                        shlex.join(TARGETS[target].argv), "--report-dir", str(tmp_path / "r")],
+                        shlex.join(TARGETS[target].argv), "--report-dir", str(tmp_path / "r"), "--timeout", "30"],
                        capture_output=True, text=True, timeout=300,
                        env={**os.environ, **without_credentials(tmp_path / "home")})
     assert p.returncode == 1 and "REPRODUCED" in p.stdout, p.stdout + p.stderr

@@ -96,7 +96,13 @@ class Session:
 
     def resumes_pending_at(self, m: Msg) -> list[Msg]:
         """Its session/resume requests sent before ``m`` and not answered before it."""
-        return [r for r in self.resumes if r.order < m.order and not any(x.order < m.order for x in r.responses)]
+        pending = []
+        for r in self.resumes:  # in the order sent
+            if r.order >= m.order:
+                break
+            if not any(x.order < m.order for x in r.responses):
+                pending.append(r)
+        return pending
 
 
 EndPolicy = Callable[[Event], bool]

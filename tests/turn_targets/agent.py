@@ -5,24 +5,38 @@ idle-first: reports a bare idle snapshot, then a tool call update, then answers 
 no-idle: answers the prompt and never reports idle (the wait must fall back to its timeout).
 refuse: answers every prompt with -32602 (no turn, so no idle is owed).
 until-cancel: answers the prompt, reports running, and ends the turn (idle, cancelled) only on session/cancel.
+stream: answers the prompt, reports running, and streams a message chunk every 20 ms from then on.
 queue: the first prompt's turn runs until a second prompt comes; that one is held until the first turn has
     reported idle, then answered, and its own turn runs and ends (idle after its answer, as a held prompt's).
 """
 
 import json
 import sys
+import threading
+import time
 
 MODE = sys.argv[1]
 PROMPTS: list = []  # ids of the prompts seen (queue)
 
 
+WRITING = threading.Lock()  # stream's thread writes too
+
+
 def send(msg):
-    sys.stdout.write(json.dumps(msg) + "\n")
-    sys.stdout.flush()
+    with WRITING:
+        sys.stdout.write(json.dumps(msg) + "\n")
+        sys.stdout.flush()
 
 
 def update(sid, body):
     send({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": sid, "update": body}})
+
+
+def stream(sid):
+    while True:
+        time.sleep(0.02)
+        update(sid, {"sessionUpdate": "agent_message_chunk", "messageId": "msg_1",
+                     "content": {"type": "text", "text": "."}})
 
 
 for line in sys.stdin:
@@ -46,6 +60,10 @@ for line in sys.stdin:
             update(sid, {"sessionUpdate": "state_update", "state": "running"})
             update(sid, {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"})
         PROMPTS.append(rid)
+    elif method == "session/prompt" and MODE == "stream":
+        send({"jsonrpc": "2.0", "id": rid, "result": {}})
+        update(m["params"]["sessionId"], {"sessionUpdate": "state_update", "state": "running"})
+        threading.Thread(target=stream, args=(m["params"]["sessionId"],), daemon=True).start()
     elif method == "session/prompt" and MODE == "until-cancel":
         send({"jsonrpc": "2.0", "id": rid, "result": {}})
         update(m["params"]["sessionId"], {"sessionUpdate": "state_update", "state": "running"})

@@ -158,10 +158,11 @@ class PromptWalk:
         """The session's resumes pending at ``m`` (what arrives may be history), sent since its last session/new
         answer: a session/new that returns the id again starts a new instance, with nothing pending."""
         facts = self.model.session(sid)
-        if facts is None:
+        pending = facts.resumes_pending_at(m) if facts is not None else []
+        if not pending:  # most updates: no walk back through the session's events
             return []
         new = facts.last(m, lambda e: e.kind == OPENED and e.how == NEW)
-        return [r for r in facts.resumes_pending_at(m) if new is None or r.order > new.order]
+        return [r for r in pending if new is None or r.order > new.order]
 
     def _user_message(self, m: Msg, sid: str, upd: dict[str, Any], st: PromptSession, resuming: bool,
                       prompted: bool) -> None:
