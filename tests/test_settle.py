@@ -37,7 +37,7 @@ def settle_seconds(mode: str) -> tuple[float, int]:
 
 def test_a_settle_against_a_quiet_target_waits_its_seconds():
     took, _ = settle_seconds("plain")
-    assert QUIET <= took < QUIET * SETTLE_BOUND
+    assert QUIET <= took < QUIET * SETTLE_BOUND + 0.5  # the margin is for a loaded machine
 
 
 def test_a_settle_against_a_target_that_keeps_sending_ends_at_twice_its_seconds():
