@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine
 
 from ..rules.findings import Finding
 from ..scenarios.model import Scenario, Step
+from .base_strategies import sampled
 from .config import BudgetSpent, FuzzFailure, has_var
 from .judge import Judge, failure_message
 from .live import FuzzSession
@@ -263,7 +263,7 @@ class ExampleSteps(RuleBasedStateMachine):
         such a session goes on at once, while the turns of the others run (a step on a session whose
         turn is in flight first waits for its idle)."""
         ready = [r for r in refs if not self.sessions[r].ending]
-        return data.draw(st.sampled_from(ready or refs), label="session")
+        return data.draw(sampled(ready or refs), label="session")
 
     def known(self) -> list[str]:
         return sorted(r for r, s in self.sessions.items() if not s.deleted)

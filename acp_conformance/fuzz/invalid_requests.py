@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from hypothesis import strategies as st
 
-from .base_strategies import JSON_INT_MAX, JSON_INT_MIN, relative_paths
+from .base_strategies import JSON_INT_MAX, JSON_INT_MIN, relative_paths, sampled
 
 if TYPE_CHECKING:
     from .strategies import SchemaStrategies
@@ -47,13 +47,13 @@ def invalid_request(gen: SchemaStrategies, method: str) -> st.SearchStrategy:
             kinds += ["empty_prompt", "unknown_block_type"]
         if method == "initialize":
             kinds.append("version_out_of_range")
-        kind = draw(st.sampled_from(kinds))
+        kind = draw(sampled(kinds))
         rules = ("ERR-013",)
         if kind == "drop_required":
-            key = draw(st.sampled_from(required))
+            key = draw(sampled(required))
             params.pop(key, None)
         elif kind == "wrong_type":
-            key = draw(st.sampled_from(required))
+            key = draw(sampled(required))
             params[key] = _wrong_type(params.get(key))
         elif kind == "relative_path":
             params["cwd"] = draw(relative_paths)

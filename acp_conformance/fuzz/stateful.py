@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import initialize, invariant, precondition, rule
 
 from ..scenarios.runner import _select_values
+from .base_strategies import sampled
 from .config import PERMISSION_ANSWERS, has_var
 from .envelope import EnvelopeCase, envelope_cases, informational_note, step_for
 from .example_steps import ExampleSteps, Session
@@ -81,8 +82,8 @@ class MachineDraws:
                 [self._block_of_type[t] for t in accepts if t in self._block_of_type])
             # the number of blocks is drawn first, uniformly (hypothesis' own list sizes favour one or
             # two items: a prompt of three or more blocks came once in five)
-            s = self._blocks[accepts] = st.integers(1, MAX_ITEMS).flatmap(
-                lambda n: st.lists(block, min_size=n, max_size=n))
+            of_size = {n: st.lists(block, min_size=n, max_size=n) for n in range(1, MAX_ITEMS + 1)}  # made once
+            s = self._blocks[accepts] = st.integers(1, MAX_ITEMS).flatmap(of_size.__getitem__)
         return s
 
 
@@ -150,7 +151,7 @@ class AgentMachine(ExampleSteps):
         """The session's last keyed prompt sent again, key and all: a retry of the same submission, after
         its turn ended or while it may still run (the IDEM monitors judge the answer and its effects).
         A retry starts no turn, so nothing waits for an idle of its own."""
-        ref = data.draw(st.sampled_from([r for r in self.alive(busy=False) if self.sessions[r].keyed]),
+        ref = data.draw(sampled([r for r in self.alive(busy=False) if self.sessions[r].keyed]),
                         label="session")
         if after_turn:
             self.idle(ref)
@@ -202,7 +203,7 @@ class AgentMachine(ExampleSteps):
     @rule(data=st.data(), rid=request_ids)
     def prompt_while_busy(self, data, rid):
         """A prompt for a session whose work runs: held, answered when the turn ends (or -32800)."""
-        ref = data.draw(st.sampled_from(self.alive(busy=True)), label="session")
+        ref = data.draw(sampled(self.alive(busy=True)), label="session")
         content = [{"type": "text", "text": self.fs.config.prompts["simple"]}]
         save = self.request("session/prompt", {"sessionId": ref, "prompt": content}, rid, wait=False)
         self.sessions[ref].pending.append(save)
@@ -210,7 +211,7 @@ class AgentMachine(ExampleSteps):
     @precondition(lambda self: self.alive(busy=True))
     @rule(data=st.data())
     def cancel(self, data):
-        ref = data.draw(st.sampled_from(self.alive(busy=True)), label="session")
+        ref = data.draw(sampled(self.alive(busy=True)), label="session")
         if self.turn_over(ref):  # nothing left to cancel: an idle after a cancel would never come
             self.settle(ref)
             return
@@ -224,7 +225,7 @@ class AgentMachine(ExampleSteps):
     @rule(data=st.data())
     def cancel_request(self, data):
         """$/cancel_request for a held prompt: it is answered -32800 (or was already answered)."""
-        ref = data.draw(st.sampled_from(sorted(r for r, s in self.sessions.items() if s.pending)), label="s")
+        ref = data.draw(sampled(sorted(r for r, s in self.sessions.items() if s.pending)), label="s")
         save = self.sessions[ref].pending.pop(0)
         p = self.target.var(save) if self.target is not None else None
         if p is None:
@@ -298,12 +299,12 @@ class AgentMachine(ExampleSteps):
         options = [o for o in self.sessions[ref].config or [] if isinstance(o, dict)
                    and o.get("type") in ("select", "boolean") and isinstance(o.get("configId"), str)]
         if generated is None and options:
-            opt = data.draw(st.sampled_from(options), label="option")
+            opt = data.draw(sampled(options), label="option")
             if opt["type"] == "boolean":
                 params = {"type": "boolean", "value": data.draw(st.booleans(), label="value")}
             else:
                 values = [v.get("value") for v in _select_values(opt)] or [opt.get("currentValue")]
-                params = {"type": "id", "value": data.draw(st.sampled_from(values), label="value")}
+                params = {"type": "id", "value": data.draw(sampled(values), label="value")}
             params.update(sessionId=ref, configId=opt["configId"])
         elif generated is not None and not has_var(generated):
             params = {**generated, "sessionId": ref}
@@ -373,9 +374,9 @@ class AgentMachine(ExampleSteps):
         elif kind == "invalid_request":
             self.invalid_request(data, d(self.draws.invalid, "invalid"), d(request_ids, "rid"))
         elif kind == "unknown_session":
-            self.unknown_session(d(request_ids, "rid"), d(st.sampled_from(_SESSION_METHODS), "method"))
+            self.unknown_session(d(request_ids, "rid"), d(sampled(_SESSION_METHODS), "method"))
         elif kind == "other_request":
-            self.other_request(data, d(st.sampled_from(_OTHER_METHODS), "method"), d(request_ids, "rid"))
+            self.other_request(data, d(sampled(_OTHER_METHODS), "method"), d(request_ids, "rid"))
         else:
             self.envelope(d(self.fresh_envelope_cases, "case"), d(request_ids, "rid"))
 

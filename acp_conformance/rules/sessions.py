@@ -100,7 +100,7 @@ class Session:
         for r in self.resumes:  # in the order sent
             if r.order >= m.order:
                 break
-            if not any(x.order < m.order for x in r.responses):
+            if not r.responses or r.responses[0].order >= m.order:  # its answers come in the order read
                 pending.append(r)
         return pending
 
