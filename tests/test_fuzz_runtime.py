@@ -10,8 +10,11 @@ import textwrap
 import uuid
 from pathlib import Path
 
+import pytest
+
 from acp_conformance.fuzz.run import fuzz
 from acp_conformance.fuzz.config import FuzzConfig
+from acp_conformance.protocol.schema import SchemaError
 from acp_conformance.wire.transcript import EV_START
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -90,7 +93,8 @@ def test_prestart_off_starts_each_process_with_its_example(tmp_path):
     finally:
         judge.Judge.feed = feed
     assert off and True not in off
-    assert on[0] is False and True in on  # the first example has no spare yet; the second takes one
+    # the first example takes a process started with the run (while the strategies were made), and so do the others
+    assert on[0] is True and on.count(True) >= 2
 
 
 def test_the_budget_ends_the_run_inside_a_long_example(tmp_path):
@@ -215,4 +219,15 @@ def test_a_restart_keeps_the_next_examples_spare_stopped_until_it_has_answered(t
     assert result.stats.processes > result.stats.examples and result.stats.spares_died == 0, result.stats
     assert ("during", "T") in seen and all(state == "T" for when, state in seen if when == "during"), seen
     assert all(state != "T" for when, state in seen if when == "after"), seen
+    assert _alive_with(mark) == []
+
+
+def test_a_schema_that_cannot_be_read_leaves_no_process_behind(tmp_path):
+    """The first example's process starts with the run, before the strategies are made from the schema: when
+    the schema cannot be read, that process is not left running."""
+    mark = uuid.uuid4().hex
+    config = FuzzConfig([sys.executable, "-m", "acp_conformance.reference.agent"], env={"ACP_TEST_MARK": mark},
+                        schema_path=str(tmp_path / "missing.json"))
+    with pytest.raises(SchemaError, match="cannot read the ACP schema"):
+        fuzz(config, seed=1, max_examples=1, step_count=5)
     assert _alive_with(mark) == []

@@ -206,16 +206,13 @@ async def _first(*aws) -> None:
 class FuzzSession:
     """What outlives the examples of one run: the event loop, the config, the stats, the failures."""
 
-    def __init__(self, config: FuzzConfig):
+    def __init__(self, config: FuzzConfig, deadline: float | None = None):
         self.config = config
-        self.gen = strategies_for(config.schema_path)
-        self.fast = fast_generator_for(config.schema_path)
-        self.validator = self.gen.validator
         self.stats = StepStats()
         self.last_failure: Recorded | None = None  # the latest failing example
         self.best_failure: Recorded | None = None  # the shortest failing example (what is written out)
         self.failures_seen = 0
-        self.deadline: float | None = None  # wall clock (perf_counter) after which no example starts
+        self.deadline = deadline  # wall clock (perf_counter) after which no example starts
         self.budget_stopped = False  # the budget ended the run (BudgetSpent was raised)
         self.live: set[LiveTarget] = set()  # targets started and not yet closed
         self.spare: Spare | None = None  # the process the next example takes (config.prestart)
@@ -224,6 +221,16 @@ class FuzzSession:
         self.prestart_restarts = config.prestart and config.prestart_restarts
         self.started = time.perf_counter()
         self.loop = asyncio.new_event_loop()  # run by this thread, a step at a time (see LiveTarget)
+        # the first example's process starts while the strategies are made (0.1 s) and hypothesis sets up
+        self.refill_spare()
+        try:
+            self.gen = strategies_for(config.schema_path)
+            self.fast = fast_generator_for(config.schema_path)
+        except BaseException:  # (an unreadable --schema): the process started is not left behind
+            self.drop_spare()
+            self.loop.close()
+            raise
+        self.validator = self.gen.validator
 
     def new_target(self, scenario: Scenario, judge: Judge, deadline: float | None = None) -> LiveTarget:
         """A live target for an example: the spare process when there is one that still runs (the

@@ -64,11 +64,10 @@ def fuzz(config: FuzzConfig, *, seed: int = 0, max_examples: int = 50, budget: f
     from hypothesis import seed as hseed
     from hypothesis.stateful import run_state_machine_as_test
 
-    fs = FuzzSession(config)
-    machine = machine_for(fs)
     t0 = time.perf_counter()
     deadline = t0 + budget if budget else None
-    fs.deadline = deadline
+    fs = FuzzSession(config, deadline)  # (it starts the first example's process at once)
+    machine = machine_for(fs)
 
     def factory():
         return machine()
