@@ -44,7 +44,8 @@ _REFINED_STRINGS = {"base64": _b64_text, "https-or-data-uri": _https_or_data, "i
 def sampled(values: Iterable[Any]) -> st.SearchStrategy:
     """``st.sampled_from(values)``, made once per distinct sequence of values. A strategy built anew at each draw
     (the sessions a rule may pick, the kinds a request may break) makes hypothesis check it again (is it empty,
-    are its values reusable): against a node agent that was 3% of the fuzzer's CPU. The draws are the same."""
+    are its values reusable): against the TypeScript agent those checks were 9% of the fuzzer's CPU samples, 4%
+    once these were made once. The draws are the same."""
     t = tuple(values)
     try:
         return _sampled(t)

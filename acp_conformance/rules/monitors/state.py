@@ -175,10 +175,9 @@ class StateLifecycleMonitor(ConnMonitor):
             s = st.stops[0]
             self.pass_few("STATE-007", f"{what} followed a stop the suite chose ({s.method or 'a declined answer'} "
                           f"at t={s.t:.2f}).", [m, s])
-        elif any(x.method in ENDING_METHODS for x in st.carried):
+        elif (c := next((x for x in st.carried if x.method in ENDING_METHODS), None)) is not None:
             # a close or delete ends all of the session's work: held work that started after it was sent, before the
             # agent took it (the work before ended on its own meanwhile), is stopped by it too
-            c = next(x for x in st.carried if x.method in ENDING_METHODS)
             self.pass_few("STATE-007", f"{what} followed a stop the suite chose ({c.method} at t={c.t:.2f}, sent while "
                           f"the work before this one ran: it ends all of the session's work).", [m, c])
         elif st.carried:
