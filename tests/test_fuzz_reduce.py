@@ -9,6 +9,7 @@ end-to-end checks are in test_fuzz_planted.py.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from types import SimpleNamespace
 from typing import Any
@@ -19,6 +20,7 @@ from acp_conformance.fuzz import reduce as reduce_module
 from acp_conformance.fuzz.reduce import Outcome, Reducer, _apply_edits, _ladder, _validity, _value_edits
 from acp_conformance.fuzz.config import DEFAULT_PROMPTS, FuzzConfig, StepStats
 from acp_conformance.fuzz.recorded import Recorded
+from acp_conformance.rules.findings import Finding
 from acp_conformance.protocol.schema import cached_schema
 from acp_conformance.protocol.validate import Validator
 
@@ -229,3 +231,39 @@ def test_an_edit_that_would_make_valid_params_invalid_is_skipped():
     ok = _validity(validator, "initialize", bad)
     simpler = _apply_edits(bad, _value_edits(bad, (), frozenset(), frozenset()), ok)
     assert simpler != bad and not validator.is_valid("InitializeRequest", simpler)
+
+
+def _frames(*specs: tuple[str, dict[str, Any]]) -> list[Any]:
+    from acp_conformance.wire.transcript import Frame
+    return [Frame(i, 1, direction, float(i), json.dumps(msg).encode(), msg) for i, (direction, msg) in enumerate(specs)]
+
+
+def test_the_failing_step_is_the_one_that_sent_the_request_its_evidence_answers():
+    """Under load the prompt's error answer arrives while later steps run: the failure is still the
+    prompt's, and the steps that ran meanwhile are not kept whole with it (a flake of
+    test_fuzz_planted[empty-embedded-text] kept nine set_config_option requests this way)."""
+    sid = "$r2.result.sessionId"
+    steps = [_request("initialize", {"protocolVersion": 2}, 1, "r1"),
+             _request("session/new", {"cwd": "/"}, 2, "r2"),
+             _request("session/prompt", {"sessionId": sid, "prompt": []}, 3, "r3"),
+             _request("session/set_config_option", {"sessionId": sid}, 4, "r4"),
+             _request("session/set_config_option", {"sessionId": sid}, 5, "r5"),
+             {"await": {"idle": sid}}]
+    transcript = _frames(("sent", {"jsonrpc": "2.0", "id": 1, "method": "initialize"}),
+                         ("received", {"jsonrpc": "2.0", "id": 1, "result": {}}),
+                         ("sent", {"jsonrpc": "2.0", "id": 2, "method": "session/new"}),
+                         ("received", {"jsonrpc": "2.0", "id": 2, "result": {"sessionId": "s"}}),
+                         ("sent", {"jsonrpc": "2.0", "id": 3, "method": "session/prompt"}),   # step 2
+                         ("sent", {"jsonrpc": "2.0", "id": 4, "method": "session/set_config_option"}),  # step 3
+                         ("received", {"jsonrpc": "2.0", "id": 4, "result": {}}),
+                         ("sent", {"jsonrpc": "2.0", "id": 5, "method": "session/set_config_option"}),  # step 4
+                         ("received", {"jsonrpc": "2.0", "id": 3, "error": {"code": -32603, "message": "x"}}),
+                         ("received", {"jsonrpc": "2.0", "id": 5, "result": {}}))
+    step_frames = [0, 2, 4, 5, 7, 10]
+    finding = Finding("PROMPT-003", "fail", "rejected after insertion", frames=[8, 4])
+    rec = Recorded(steps, {}, "PROMPT-003 failed", ["PROMPT-003"], findings=[finding], transcript=transcript,
+                   fail_index=6, fail_start=0, step_frames=step_frames, rule_starts=[0, 1, 2, 3, 4, 5])
+    assert rec.failing_rule() == (2, 2)
+    # the answer to a later step's request counts from that step
+    late = Finding("PROMPT-003", "fail", "x", frames=[9])
+    assert dataclasses.replace(rec, findings=[late]).failing_rule() == (4, 4)

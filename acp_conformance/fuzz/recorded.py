@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..rules.findings import Finding
+from ..wire.transcript import RECEIVED, SENT
 
 
 @dataclass
@@ -32,11 +33,31 @@ class Recorded:
     def failing_rule(self) -> tuple[int, int]:
         """(first, last) step of the rule that failed: the rule of the step during which the first
         blocking finding's offending frame came (a failure judged at the end of a connection points
-        back to it), or of the last step when the target broke."""
+        back to it), or of the last step when the target broke. An offending answer counts from the
+        step that sent its request: when an answer comes depends on the machine's load, and the
+        steps run while it was on its way are not part of the failure."""
         n = len(self.steps)
         failing = min(self.fail_index or n, n) - 1
         if not self.broken and self.findings and self.findings[0].frames and self.step_frames:
-            failing = min(max(bisect.bisect_right(self.step_frames, self.findings[0].frames[0]) - 1, 0), n - 1)
+            at = self._asked_at(self.findings[0].frames[0])
+            failing = min(max(bisect.bisect_right(self.step_frames, at) - 1, 0), n - 1)
         starts = [r for r in self.rule_starts if r <= failing] or [min(self.fail_start, failing)]
         ends = [r - 1 for r in self.rule_starts if r > failing]  # the rule runs on to its end (an await)
         return max(max(starts), 0), max(min(ends + [failing if self.broken else self.fail_index - 1]), failing, 0)
+
+    def _asked_at(self, seq: int) -> int:
+        """The seq of the request that the frame ``seq`` answers (``seq`` itself for any other frame)."""
+        frames = self.transcript
+        i = seq if 0 <= seq < len(frames) and getattr(frames[seq], "seq", None) == seq else \
+            next((j for j, f in enumerate(frames) if getattr(f, "seq", None) == seq), None)
+        if i is None:
+            return seq
+        msg = frames[i].msg
+        if frames[i].direction != RECEIVED or not isinstance(msg, dict) or "method" in msg or "id" not in msg:
+            return seq
+        for f in reversed(frames[:i]):
+            m = f.msg
+            if f.direction == SENT and f.conn == frames[i].conn and isinstance(m, dict) and "method" in m \
+                    and m.get("id") == msg["id"] and type(m.get("id")) is type(msg["id"]):
+                return f.seq
+        return seq
