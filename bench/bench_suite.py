@@ -14,6 +14,9 @@
    floor for each (the same exchanges replayed from the run's transcripts by a raw stdio script, in the schedule
    the run followed: floor.py), each with the --acp-run-ahead values of --run-ahead (default 0,5: time ratios
    beside the first), --runs times (medians); then whether every run of a target gave the same rule verdicts.
+   Beside that floor, the floor with the suite's observation windows (its settles: the same replay waiting
+   where the run settled, as a raw script checking the same things would; floor.py): the suite's time against
+   it is what the suite's own machinery costs (--no-windows: leave it out).
 Timings are medians of a few repetitions; the ratio is what to quote, since the machine is shared.
 """
 
@@ -267,16 +270,17 @@ class WholeRun:
     rules: dict
     floor: float
     replayed: ReplayStats
+    windows: float | None = None  # the floor with the run's settles kept (None: not measured)
 
 
 def realistic(prompts: int, names: list[str], workers_list: list[int], before: Path | None = None,
-              aheads: list[int] | None = None, runs: int = 1) -> list[str]:
+              aheads: list[int] | None = None, runs: int = 1, windows: bool = True) -> list[str]:
     """Each target, each -n, each --acp-run-ahead K (``aheads``; the first is the base the others are compared
     with), ``runs`` times, beside the floor of each run's own exchanges in its own schedule (floor.py); then the
     medians, and per target whether every run gave the same rule verdicts. Returns the table's rows."""
     aheads = aheads or [None]
-    table = ["| target | -n | run-ahead | suite | floor | suite / floor | / first run-ahead |",
-             "|---|---|---|---|---|---|---|"]
+    table = ["| target | -n | run-ahead | suite | floor | suite / floor | floor + windows | suite / (floor + windows) "
+             "| / first run-ahead |", "|---|---|---|---|---|---|---|---|---|"]
     for name in names:
         agent = TARGETS[name]
         if not installed(name):
@@ -294,12 +298,14 @@ def realistic(prompts: int, names: list[str], workers_list: list[int], before: P
                 ka = "default" if k is None else str(k)
                 done = []
                 for r in range(runs):
-                    one = whole_with_floor(agent, workers, k)
+                    one = whole_with_floor(agent, workers, k, windows)
                     done.append(one)
                     verdicts[f"-n {workers} run-ahead {ka} run {r + 1}"] = one.rules
                     print(f"{name}: whole agent suite, -n {workers}, run-ahead {ka}, run {r + 1}: {one.seconds:6.1f} s "
                           f"({one.summary}); floor {one.floor:6.1f} s ({_replayed(one.replayed)}): ratio "
-                          f"{one.seconds / one.floor:.2f}", flush=True)
+                          f"{one.seconds / one.floor:.2f}"
+                          + (f"; floor + windows {one.windows:6.1f} s: ratio {one.seconds / one.windows:.2f}"
+                             if one.windows else ""), flush=True)
                 table.append(_row(name, workers, ka, done, base))
                 base = statistics.median(o.seconds for o in done) if base is None else base
             if before is not None:
@@ -319,17 +325,22 @@ def _row(name: str, workers: int, ka: str, done: list[WholeRun], base: float | N
     ratio = statistics.median(o.seconds / o.floor for o in done)
     spread = f" ({min(o.seconds for o in done):.1f}-{max(o.seconds for o in done):.1f})" if len(done) > 1 else ""
     vs = "" if base is None else f"{dt / base:.2f}"
-    return f"| {name} | {workers} | {ka} | {dt:.1f} s{spread} | {floor:.1f} s | {ratio:.2f} | {vs} |"
+    kept = [o for o in done if o.windows]
+    windows = (f"{statistics.median(o.windows for o in kept):.1f} s | "
+               f"{statistics.median(o.seconds / o.windows for o in kept):.2f}") if kept else "- | -"
+    return f"| {name} | {workers} | {ka} | {dt:.1f} s{spread} | {floor:.1f} s | {ratio:.2f} | {windows} | {vs} |"
 
 
-def whole_with_floor(agent: list[str], workers: int, run_ahead: int | None) -> WholeRun:
-    """The whole suite against ``agent``, then the floor of its transcripts, in the schedule it followed."""
+def whole_with_floor(agent: list[str], workers: int, run_ahead: int | None, windows: bool = True) -> WholeRun:
+    """The whole suite against ``agent``, then the floor of its transcripts, in the schedule it followed (and,
+    with ``windows``, that floor again with the run's settles kept)."""
     from acp_conformance.scenarios.run_ahead import DEFAULT_DEPTH
+    depth = DEFAULT_DEPTH if run_ahead is None else run_ahead
     with tempfile.TemporaryDirectory() as keep:
         dt, summary, rules = whole_suite(agent, workers, keep=Path(keep), run_ahead=run_ahead)
-        floor, replayed = replay_floor(Path(keep) / "transcripts", agent,
-                                       DEFAULT_DEPTH if run_ahead is None else run_ahead)
-    return WholeRun(dt, summary, rules, floor, replayed)
+        floor, replayed = replay_floor(Path(keep) / "transcripts", agent, depth)
+        kept = replay_floor(Path(keep) / "transcripts", agent, depth, windows=True)[0] if windows else None
+    return WholeRun(dt, summary, rules, floor, replayed, kept)
 
 
 def _replayed(stats: ReplayStats) -> str:
@@ -376,6 +387,8 @@ def main() -> int:
                     help="--acp-run-ahead values for the whole-suite runs, comma-separated (the first is the base)")
     ap.add_argument("--runs", type=int, default=1, metavar="N",
                     help="repeat each whole-suite run (and its floor) N times and report the medians")
+    ap.add_argument("--no-windows", action="store_true",
+                    help="leave out the floor with the suite's observation windows (its settles) kept")
     ap.add_argument("--before", type=Path, default=None, metavar="DIR",
                     help="a checkout of another revision (git worktree add DIR REV): its whole-suite times and "
                          "verdicts beside these, in the same run")
@@ -388,7 +401,7 @@ def main() -> int:
     if a.whole or a.whole_only:
         realistic(min(a.prompts, 10), [t for t in a.targets.split(",") if t],
                   [int(w) for w in a.workers.split(",") if w], a.before,
-                  [int(k) for k in a.run_ahead.split(",") if k], a.runs)
+                  [int(k) for k in a.run_ahead.split(",") if k], a.runs, not a.no_windows)
         if a.whole_only:
             return 0
     with tempfile.TemporaryDirectory() as d:

@@ -17,6 +17,13 @@ had then, so that it costs only the agent's own time. It follows the run's sched
 An agent that writes fewer lines than in the run before a frame the suite sent (its own timing) holds that frame
 as long as the run waited there, and until the agent, having answered something, has been silent QUIET s (at most
 SLACK s more); such sends are counted (ReplayStats.ran_out), since they are where the floor is less exact.
+
+With ``windows``, the floor also keeps the suite's observation windows: at each ``settle`` of the run (a note in
+its transcript) the script waits, as the settle did, until the agent has been quiet for the settle's seconds (at
+most SETTLE_BOUND times that). A raw script that checked what those windows check (no late update after a
+cancelled turn, no duplicate turn after a retried one) would have to wait there too: the suite's time against
+this floor is what its own machinery costs (drivers, monitors, processes, scheduling, reports), the windows set
+apart.
 """
 
 from __future__ import annotations
@@ -37,6 +44,10 @@ try:
     from acp_conformance.scenarios.run_ahead import AHEAD_LIMIT
 except ImportError:  # an older checkout: no limit
     AHEAD_LIMIT = 1 << 30
+try:
+    from acp_conformance.scenarios.steps_await import SETTLE_BOUND
+except ImportError:  # an older checkout
+    SETTLE_BOUND = 2
 
 SLACK = 10.0  # s beyond the recorded pause before a frame is sent anyway (the agent wrote fewer lines this time)
 QUIET = 0.5  # s: an agent that answered, then stayed silent this long (past the run's wait), has written what it will
@@ -225,10 +236,11 @@ def start_agent(agent: list[str], workdir: str) -> subprocess.Popen:
                             cwd=workdir, start_new_session=True)
 
 
-def replay_floor(transcripts: Path, agent: list[str], depth: int = 0) -> tuple[float, ReplayStats]:
+def replay_floor(transcripts: Path, agent: list[str], depth: int = 0,
+                 windows: bool = False) -> tuple[float, ReplayStats]:
     """(seconds, what was replayed): a raw stdio script drives ``agent`` through the exchanges of a run's
     transcripts in the run's schedule (``depth``: its --acp-run-ahead): the agent's own time, without the suite's
-    drivers, monitors, settles and reports."""
+    drivers, monitors, settles and reports; with ``windows``, the settles kept (see the module docstring)."""
     workers = read_run(transcripts)
     stats = ReplayStats()
     if workers:
@@ -246,7 +258,7 @@ def replay_floor(transcripts: Path, agent: list[str], depth: int = 0) -> tuple[f
 
     def run_one(test: Recorded, s: Spare | None) -> None:
         t = time.perf_counter()
-        got = replay_test(test.entries, agent, s)
+        got = replay_test(test.entries, agent, s, windows)
         took = time.perf_counter() - t
         got.ran_out_in = [f"{test.name} {x}" for x in got.ran_out_in]
         with lock:
@@ -262,7 +274,8 @@ def replay_floor(transcripts: Path, agent: list[str], depth: int = 0) -> tuple[f
     return time.perf_counter() - t0, stats
 
 
-def replay_test(entries: list[dict], agent: list[str], spare: Spare | None = None) -> ReplayStats:
+def replay_test(entries: list[dict], agent: list[str], spare: Spare | None = None,
+                windows: bool = False) -> ReplayStats:
     """Each connection of one test, in a fresh directory (the spare's, whose agent serves the first connection):
     start the agent, send each frame the suite sent once the agent has written as many lines as it had then
     (or, when it writes fewer this time, as _await_lines says), with the agent's ids of this run in place of those
@@ -279,7 +292,7 @@ def replay_test(entries: list[dict], agent: list[str], spare: Spare | None = Non
                 continue
             p, process = process or start_agent(agent, workdir.name), None
             stats.connections += 1
-            late = _replay_connection(mine, p, workdir.name, old_cwd, mapping)
+            late = _replay_connection(mine, p, workdir.name, old_cwd, mapping, windows)
             stats.ran_out += len(late)
             stats.ran_out_in += late
     finally:
@@ -290,7 +303,7 @@ def replay_test(entries: list[dict], agent: list[str], spare: Spare | None = Non
 
 
 def _replay_connection(entries: list[dict], p: subprocess.Popen, workdir: str, old_cwd: str | None,
-                       mapping: dict[str, str]) -> list[str]:
+                       mapping: dict[str, str], windows: bool = False) -> list[str]:
     """Drive one connection; returns where a send did not wait for the run's count of lines, and how many had come."""
     got: list[bytes] = []
     last = [time.monotonic()]  # when the agent last wrote
@@ -316,6 +329,12 @@ def _replay_connection(entries: list[dict], p: subprocess.Popen, workdir: str, o
                 old.append(e)
                 continue
             if e["dir"] == "event" and e["event"] != "stdin-closed":
+                quiet = (e.get("detail") or {}).get("settle") if windows and e["event"] == "note" else None
+                if isinstance(quiet, (int, float)) and t_sent is not None:
+                    with changed:  # what came before the settle, then the settle's quiet
+                        _await_lines(changed, got, len(old), last, max(0.0, e["t"] - t_sent))
+                        _settle(changed, got, last, float(quiet))
+                    t_sent = e["t"]
                 t_sent = e["t"] if t_sent is None else t_sent
                 continue
             run_wait = max(0.0, e["t"] - (t_sent if t_sent is not None else e["t"]))
@@ -360,6 +379,18 @@ def _await_lines(changed: threading.Condition, got: list[bytes], count: int, las
             return f"silent {now - last[0]:.1f} s"
         changed.wait(max(0.001, min(t0 + run_wait + SLACK, max(t0 + run_wait, last[0] + QUIET)) - now))
     return None
+
+
+def _settle(changed: threading.Condition, got: list[bytes], last: list[float], quiet: float) -> None:
+    """Wait (holding ``changed``) as the suite's settle does: until the agent has written nothing for ``quiet`` s
+    since the wait began, at most SETTLE_BOUND * ``quiet`` s in all, or until its output ends."""
+    t0 = time.monotonic()
+    while not (got and got[-1] == b""):
+        now = time.monotonic()
+        since = max(t0, last[0])
+        if now - since >= quiet or now - t0 >= quiet * SETTLE_BOUND:
+            return
+        changed.wait(max(0.001, min(since + quiet, t0 + quiet * SETTLE_BOUND) - now))
 
 
 def _end(p: subprocess.Popen, wait: float = 10.0) -> None:

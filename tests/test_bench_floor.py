@@ -288,8 +288,12 @@ def test_repeated_runs_are_reported_as_medians_with_the_suite_s_range():
     from floor import ReplayStats
     runs = [WholeRun(s, "", {}, f, ReplayStats()) for s, f in ((30.0, 20.0), (40.0, 20.0), (33.0, 30.0))]
     assert _row("reference", 0, "5", runs, base=66.0) == \
-        "| reference | 0 | 5 | 33.0 s (30.0-40.0) | 20.0 s | 1.50 | 0.50 |"
-    assert _row("reference", 2, "0", runs[:1], base=None) == "| reference | 2 | 0 | 30.0 s | 20.0 s | 1.50 |  |"
+        "| reference | 0 | 5 | 33.0 s (30.0-40.0) | 20.0 s | 1.50 | - | - | 0.50 |"
+    assert _row("reference", 2, "0", runs[:1], base=None) == \
+        "| reference | 2 | 0 | 30.0 s | 20.0 s | 1.50 | - | - |  |"
+    kept = [WholeRun(s, "", {}, f, ReplayStats(), w) for s, f, w in ((30.0, 20.0, 25.0), (40.0, 20.0, 32.0))]
+    assert _row("reference", 0, "5", kept, base=None) == \
+        "| reference | 0 | 5 | 35.0 s (30.0-40.0) | 20.0 s | 1.75 | 28.5 s | 1.23 |  |"
 
 
 def test_a_send_the_agent_s_lines_never_allow_goes_once_the_agent_is_silent_and_is_counted(tmp_path, monkeypatch):
@@ -331,3 +335,55 @@ def test_an_agent_silent_since_the_frame_before_is_sent_the_next_once_quiet_not_
     stats = replay_test(entries, quiet_agent)
     assert time.monotonic() - t < 10, stats.ran_out_in  # not the 30 s slack
     assert stats.ran_out_in and all(" (silent " in x for x in stats.ran_out_in), stats.ran_out_in
+
+
+# -- the floor with the suite's observation windows -------------------------------------------------------------
+
+def _settled(entries: list[dict], seconds: float) -> list[dict]:
+    """``entries`` with a settle of ``seconds`` after the first answer, as the runner notes it (steps_await.py)."""
+    note = {"seq": 3, "conn": 0, "dir": "event", "t": 0.25, "event": "note",
+            "detail": {"text": f"settle: waited {seconds:.2f} s; the target was quiet", "settle": seconds}}
+    return entries[:3] + [note] + [dict(e, seq=e["seq"] + 1) for e in entries[3:]]
+
+
+def test_the_floor_with_windows_waits_where_the_run_settled_and_the_plain_floor_does_not(tmp_path, monkeypatch):
+    import floor
+    log = tmp_path / "seen.txt"
+    agent = [*ECHO_AGENT[:2], ECHO_AGENT[2].replace(
+        "for line in sys.stdin:", f"import time\nlog = open({str(log)!r}, 'w')\nfor line in sys.stdin:\n"
+                                  f"    log.write(repr(time.monotonic()) + '\\n'); log.flush()")]
+    entries = _settled(_exchange(), 0.3)
+    settles: list[float] = []
+    real = floor._settle
+    monkeypatch.setattr(floor, "_settle", lambda *a: (settles.append(a[-1]), real(*a)))
+    replay_test(entries, agent)
+    assert settles == []  # the agent's own time only
+    stats = replay_test(entries, agent, windows=True)
+    assert stats.ran_out == 0 and settles == [0.3]
+    first, second = (float(x) for x in log.read_text().split())
+    assert second - first >= 0.3  # the request after the settle went once the agent had been quiet that long
+
+
+def test_a_window_ends_at_the_settle_s_bound_while_the_agent_streams():
+    import floor
+    changed, got, last = threading.Condition(), [b"x\n"], [time.monotonic()]
+    stop = threading.Event()
+
+    def stream() -> None:  # a line every 10 ms: never quiet for the 0.1 s asked
+        while not stop.wait(0.01):
+            with changed:
+                got.append(b"x\n")
+                last[0] = time.monotonic()
+                changed.notify_all()
+
+    th = threading.Thread(target=stream, daemon=True)
+    th.start()
+    try:
+        t = time.monotonic()
+        with changed:
+            floor._settle(changed, got, last, 0.1)
+        assert time.monotonic() - t >= 0.1 * floor.SETTLE_BOUND  # it waited the whole bound, as the runner does
+        assert th.is_alive()  # and ended there, the agent still writing
+    finally:
+        stop.set()
+        th.join()

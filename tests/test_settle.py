@@ -19,7 +19,7 @@ QUIET = 0.5
 
 def settle_seconds(mode: str) -> tuple[float, int]:
     """How long the settle after the prompt's answer took (from the answer to the close of stdin, which follows
-    the settle at once), and how many updates came meanwhile."""
+    the settle at once), and how many updates came meanwhile; its note in the transcript says the same."""
     steps = [Step("initialize", {}, 0), Step("new_session", {"save": "s"}, 1),
              Step("prompt", {"session": "$s", "text": "hi", "wait": "response"}, 2),
              Step("settle", {"seconds": QUIET}, 3)]
@@ -32,6 +32,11 @@ def settle_seconds(mode: str) -> tuple[float, int]:
     answered = next(f for f in frames if f.msg and f.msg.get("id") == 2 and "result" in f.msg)
     closed = next(f for f in frames if f.event == "stdin-closed")
     updates = sum(1 for f in frames if answered.t < f.t < closed.t and f.msg and f.msg.get("method") == "session/update")
+    note, = [f for f in frames if f.event == "note" and "settle" in (f.detail or {})]
+    assert note.detail["settle"] == QUIET and answered.t < note.t <= closed.t
+    assert note.detail["waited"] <= closed.t - answered.t + 0.01  # (the event loop's clock, not the transcript's)
+    quiet = "the target was quiet for 0.5 s" in note.detail["text"]
+    assert quiet == (mode == "plain"), note.detail["text"]  # the streaming target was never quiet that long
     return closed.t - answered.t, updates
 
 

@@ -112,14 +112,23 @@ class AwaitSteps:
     async def _step_settle(self, a: dict[str, Any], step: Step) -> None:
         """Wait until the target has been quiet for ``seconds``, and at most twice that in all. A target still
         sending then is busy (a turn streaming its work, a duplicate turn running): waiting longer for it to stop
-        would wait for what may not come, and what it sends meanwhile is recorded and judged all the same."""
+        would wait for what may not come, and what it sends meanwhile is recorded and judged all the same. A note
+        in the transcript says where the suite waited and for how long (a reader of the transcript sees why
+        nothing was sent; the benchmark's floor replays the same window: bench/floor.py)."""
         quiet = float(a.get("seconds", 0.3))
+        t0 = anyio.current_time()
+        how = f"the target was not quiet for {quiet:g} s within {quiet * SETTLE_BOUND:g} s"
         with anyio.move_on_after(quiet * SETTLE_BOUND):
             while True:
                 mark = len(self.transcript.frames)
                 try:
                     await self.peer.wait_for(lambda f: True, quiet, "any frame", since=mark)
                 except WaitTimeout:
-                    return
+                    how = f"the target was quiet for {quiet:g} s"
+                    break
                 except TargetGone:
-                    return
+                    how = "the target was gone"
+                    break
+        waited = anyio.current_time() - t0
+        self.transcript.event(EV_NOTE, text=f"settle: waited {waited:.2f} s; {how}", settle=quiet,
+                              waited=round(waited, 3))
