@@ -293,6 +293,42 @@ def test_resume_006_history_of_an_earlier_unfinished_replay_is_not_charged_to_a_
     assert statuses(run("\n".join(head + late)), "RESUME-006") == [FAIL]  # nothing else could have sent it
 
 
+def test_resume_006_the_running_work_s_own_message_streaming_on_is_not_a_replay():
+    # seen fuzzing an agent whose turns end by themselves: a resume (no replayFrom) sent while a turn streamed its
+    # reply; the reply's next chunk, under the messageId seen before the resume, came inside the resume's window
+    head = [INIT2, req(1, "session/new", {"cwd": "/p"}), ok(1, {"sessionId": "s1"}), prompt(2, "s1", "hello"),
+            user("s1", "u1", "hello"), ok(2, {"messageId": "u1"}), st("s1", "running"), chunk("s1", "a1", "Thinking. ")]
+    resume = [req(11, "session/resume", {"sessionId": "s1", "cwd": "/p"}), chunk("s1", "a1", "hello"),
+              st("s1", "idle", stopReason="end_turn"), st("s1", "idle"), ok(11, {})]
+    got = statuses(run("\n".join(head + resume)), "RESUME-006")
+    assert INFO in got and FAIL not in got, got
+    # the same chunk once the turn had ended (idle before the resume): history replayed, as before
+    ended = head + [chunk("s1", "a1", "hello"), st("s1", "idle", stopReason="end_turn")]
+    replayed = [req(11, "session/resume", {"sessionId": "s1", "cwd": "/p"}), chunk("s1", "a1", "hello"),
+                st("s1", "idle"), ok(11, {})]
+    assert FAIL in statuses(run("\n".join(ended + replayed)), "RESUME-006")
+    # and a message of an earlier turn, while another turn runs, is still a replay
+    earlier = ended + [prompt(3, "s1", "again"), user("s1", "u2", "again"), ok(3, {"messageId": "u2"}),
+                       st("s1", "running"), chunk("s1", "a2", "Thinking. ")]
+    assert FAIL in statuses(run("\n".join(earlier + replayed)), "RESUME-006")
+
+
+def test_resume_001_the_running_work_s_message_after_the_response_is_not_history_replayed_late():
+    head = [INIT2, req(1, "session/new", {"cwd": "/p"}), ok(1, {"sessionId": "s1"}), prompt(2, "s1", "hello"),
+            user("s1", "u1", "hello"), ok(2, {"messageId": "u1"}), st("s1", "running"), chunk("s1", "a1", "Thinking. ")]
+    # no state snapshot in the window: only the running state seen before the resume says the work goes on
+    resume = [req(11, "session/resume", {"sessionId": "s1", "cwd": "/p", "replayFrom": {"type": "start"}}),
+              user("s1", "u1", "hello"), U("s1", {"sessionUpdate": "replay_complete"}), ok(11, {}),
+              chunk("s1", "a1", "hello"), st("s1", "idle", stopReason="end_turn")]
+    assert FAIL not in statuses(run("\n".join(head + resume)), "RESUME-001")
+    # a message of a turn that had ended, after the response: history replayed late
+    ended = head + [chunk("s1", "a1", "hello"), st("s1", "idle", stopReason="end_turn")]
+    late = [req(11, "session/resume", {"sessionId": "s1", "cwd": "/p", "replayFrom": {"type": "start"}}),
+            user("s1", "u1", "hello"), U("s1", {"sessionUpdate": "replay_complete"}), ok(11, {}),
+            chunk("s1", "a1", "hello")]
+    assert FAIL in statuses(run("\n".join(ended + late)), "RESUME-001")
+
+
 def test_resume_007_cursor_accepted():
     fails(change(BASE, err(40, -32602), ok(40, {})), "RESUME-007")
 

@@ -11,6 +11,11 @@ Each resume is tracked by its own request. When several resumes of one session a
 connection at once, each update in between goes to all of them and cannot be attributed: a finding
 that depends on the attribution is then informational. What the response alone shows (a malformed
 cursor accepted, the shape of the result) is judged whatever the overlap.
+
+A resume may be sent while the session's work runs on the connection (running reported, no idle since):
+the messages and tool calls that work has begun go on streaming, inside the resume's window or after its
+response, under the ids they were first seen with. Those updates are the live work, not a replay of
+history: they are neither RESUME-006's replay without replayFrom nor RESUME-001's history after the response.
 """
 
 from __future__ import annotations
@@ -59,6 +64,7 @@ class _R:
     # an earlier resume with replayFrom start, answered before it replayed the history it owed: its replay may
     # still be arriving, so history inside this resume's window is not provably this resume's
     unfinished: "_R | None" = None
+    live: set = field(default_factory=set)  # refs of the work running when the resume was sent (they stream on)
 
     def overlap_note(self, label: str) -> str:
         ids = ", ".join(f"id={js(o.req.id)}" for o in self.overlaps)
@@ -85,6 +91,8 @@ class ResumeLifecycleMonitor(ConnMonitor):
         self.open: dict[int, _R] = {}  # id() of the request -> the resume awaiting its response
         self.prompts: dict[int, tuple[str, Any]] = {}
         self.inserted: set[Any] = set()  # messageIds prompt responses returned: a live insertion, never a re-id
+        # (conn, sessionId) -> the history refs of the work running now (running reported, no idle since)
+        self.running: dict[tuple[int, str], set] = {}
 
     def on_msg(self, log: ConnLog, m: Msg) -> None:
         if m.direction == SENT:
@@ -104,7 +112,8 @@ class ResumeLifecycleMonitor(ConnMonitor):
         if m.method == "session/resume":
             h = self.hist.setdefault(m.session_id, _Hist())
             r = _R(m, m.session_id, m.params.get("replayFrom"), known=set(h.refs),
-                   users={k: set(v) for k, v in h.users.items()})
+                   users={k: set(v) for k, v in h.users.items()},
+                   live=set(self.running.get((m.conn, m.session_id), ())))
             r.unfinished = self._unfinished_replay(m.conn, r.sid)
             for o in self.resumes:
                 if o.sid == r.sid:
@@ -136,6 +145,7 @@ class ResumeLifecycleMonitor(ConnMonitor):
                 self.hist.setdefault(sid, _Hist()).users.setdefault(_cj(content), set()).add(mid)
 
     def _on_update(self, m: Msg, sid: str, upd: dict) -> None:
+        self._follow_work(m.conn, sid, upd)
         inside = self._open_for(m.conn, sid)
         if inside:
             for r in inside:
@@ -152,9 +162,22 @@ class ResumeLifecycleMonitor(ConnMonitor):
         if kind == "user_message" and isinstance(upd.get("content"), list):
             self.hist.setdefault(sid, _Hist()).users.setdefault(_cj(upd["content"]), set()).add(upd.get("messageId"))
         for o in self.resumes:
-            if o.sid == sid and o.resp is not None and o.after_open and o.req.conn == m.conn and ref in o.known:
+            if o.sid == sid and o.resp is not None and o.after_open and o.req.conn == m.conn and ref in o.known \
+                    and ref not in o.live:
                 o.after.append(m)
+        if (m.conn, sid) in self.running:
+            self.running[(m.conn, sid)].add(ref)
         self.hist.setdefault(sid, _Hist()).refs.add(ref)
+
+    def _follow_work(self, conn: int, sid: str, upd: dict) -> None:
+        """Whether the session's work runs on this connection (a state snapshot inside a resume's window
+        counts too: it reports the state now)."""
+        if upd.get("sessionUpdate") != "state_update":
+            return
+        if upd.get("state") in ("running", "requires_action"):
+            self.running.setdefault((conn, sid), set())
+        elif upd.get("state") == "idle":
+            self.running.pop((conn, sid), None)
 
     def _unfinished_replay(self, conn: int, sid: str) -> _R | None:
         for o in reversed(self.resumes):
@@ -240,6 +263,14 @@ class ResumeLifecycleMonitor(ConnMonitor):
     def _judge_no_replay(self, r: _R, resp: Msg, label: str, replayed: list[Msg]) -> None:
         """RESUME-006: without replayFrom, no earlier history is replayed before the response."""
         old = [m for m in replayed if _ref(m.msg["params"]["update"]) in r.known]
+        live = [m for m in old if _ref(m.msg["params"]["update"]) in r.live]
+        old = [m for m in old if m not in live]
+        if live and not old:
+            x = live[0]
+            self.noted("RESUME-006", f"{label}: {x.msg['params']['update'].get('sessionUpdate')} "
+                       f"{js(_ref(x.msg['params']['update']))} came at t={x.t:.2f}, before its response, but the "
+                       "session's work was running when the resume was sent (no idle since its running state) and "
+                       "had begun that message: its live work going on, not a replay.", fr([x, r.req, resp]))
         if old and r.overlaps:
             x = old[0]
             self.noted("RESUME-006", f"{r.overlap_note(label)}: {x.msg['params']['update'].get('sessionUpdate')} "
