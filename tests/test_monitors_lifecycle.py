@@ -313,6 +313,27 @@ def test_resume_006_the_running_work_s_own_message_streaming_on_is_not_a_replay(
     assert FAIL in statuses(run("\n".join(earlier + replayed)), "RESUME-006")
 
 
+def test_resume_006_a_late_chunk_of_work_cut_by_a_cancel_is_noted_not_failed():
+    # seen fuzzing the TypeScript SDK agent: a turn closed mid-reply (idle cancelled), then a resume without
+    # replayFrom, and the cut reply's next chunk came in the resume's window: late output of the cancelled work
+    # (CANCEL-003/CLOSE-003 judge that), or a replay: not provably RESUME-006's
+    head = [INIT2, req(1, "session/new", {"cwd": "/p"}), ok(1, {"sessionId": "s1"}), prompt(2, "s1", "hello"),
+            user("s1", "u1", "hello"), ok(2, {"messageId": "u1"}), st("s1", "running"), chunk("s1", "a1", "Thinking. ")]
+    resume = [req(11, "session/resume", {"sessionId": "s1", "cwd": "/p"}), chunk("s1", "a1", "hello"),
+              st("s1", "idle"), ok(11, {})]
+    cancelled = head + [C({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s1"}}),
+                        st("s1", "idle", stopReason="cancelled")]
+    got = statuses(run("\n".join(cancelled + resume)), "RESUME-006")
+    assert INFO in got and FAIL not in got, got
+    # a message of an earlier turn that ended by itself is still history replayed
+    earlier = head + [chunk("s1", "a1", "hello"), st("s1", "idle", stopReason="end_turn"), prompt(3, "s1", "again"),
+                      user("s1", "u2", "again"), ok(3, {"messageId": "u2"}), st("s1", "running"),
+                      chunk("s1", "a2", "Thinking. "),
+                      C({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s1"}}),
+                      st("s1", "idle", stopReason="cancelled")]
+    assert FAIL in statuses(run("\n".join(earlier + resume)), "RESUME-006")
+
+
 def test_resume_001_the_running_work_s_message_after_the_response_is_not_history_replayed_late():
     head = [INIT2, req(1, "session/new", {"cwd": "/p"}), ok(1, {"sessionId": "s1"}), prompt(2, "s1", "hello"),
             user("s1", "u1", "hello"), ok(2, {"messageId": "u1"}), st("s1", "running"), chunk("s1", "a1", "Thinking. ")]

@@ -16,6 +16,9 @@ A resume may be sent while the session's work runs on the connection (running re
 the messages and tool calls that work has begun go on streaming, inside the resume's window or after its
 response, under the ids they were first seen with. Those updates are the live work, not a replay of
 history: they are neither RESUME-006's replay without replayFrom nor RESUME-001's history after the response.
+The same holds, as a doubt, for the messages of the last work that ended cancelled (by session/cancel or
+session/close): an update of one of them after its cancelled idle may be late output of that work (which
+CANCEL-003 and CLOSE-003 judge) rather than a replay, so RESUME-006 only notes it.
 """
 
 from __future__ import annotations
@@ -65,6 +68,7 @@ class _R:
     # still be arriving, so history inside this resume's window is not provably this resume's
     unfinished: "_R | None" = None
     live: set = field(default_factory=set)  # refs of the work running when the resume was sent (they stream on)
+    cut: set = field(default_factory=set)  # refs of the last work that ended cancelled before it was sent
 
     def overlap_note(self, label: str) -> str:
         ids = ", ".join(f"id={js(o.req.id)}" for o in self.overlaps)
@@ -93,6 +97,7 @@ class ResumeLifecycleMonitor(ConnMonitor):
         self.inserted: set[Any] = set()  # messageIds prompt responses returned: a live insertion, never a re-id
         # (conn, sessionId) -> the history refs of the work running now (running reported, no idle since)
         self.running: dict[tuple[int, str], set] = {}
+        self.cut: dict[tuple[int, str], set] = {}  # (conn, sessionId) -> the refs of the last work ended cancelled
 
     def on_msg(self, log: ConnLog, m: Msg) -> None:
         if m.direction == SENT:
@@ -113,7 +118,8 @@ class ResumeLifecycleMonitor(ConnMonitor):
             h = self.hist.setdefault(m.session_id, _Hist())
             r = _R(m, m.session_id, m.params.get("replayFrom"), known=set(h.refs),
                    users={k: set(v) for k, v in h.users.items()},
-                   live=set(self.running.get((m.conn, m.session_id), ())))
+                   live=set(self.running.get((m.conn, m.session_id), ())),
+                   cut=set(self.cut.get((m.conn, m.session_id), ())))
             r.unfinished = self._unfinished_replay(m.conn, r.sid)
             for o in self.resumes:
                 if o.sid == r.sid:
@@ -163,7 +169,7 @@ class ResumeLifecycleMonitor(ConnMonitor):
             self.hist.setdefault(sid, _Hist()).users.setdefault(_cj(upd["content"]), set()).add(upd.get("messageId"))
         for o in self.resumes:
             if o.sid == sid and o.resp is not None and o.after_open and o.req.conn == m.conn and ref in o.known \
-                    and ref not in o.live:
+                    and ref not in o.live and ref not in o.cut:
                 o.after.append(m)
         if (m.conn, sid) in self.running:
             self.running[(m.conn, sid)].add(ref)
@@ -177,7 +183,9 @@ class ResumeLifecycleMonitor(ConnMonitor):
         if upd.get("state") in ("running", "requires_action"):
             self.running.setdefault((conn, sid), set())
         elif upd.get("state") == "idle":
-            self.running.pop((conn, sid), None)
+            refs = self.running.pop((conn, sid), None)
+            if refs and upd.get("stopReason") == "cancelled":
+                self.cut[(conn, sid)] = refs
 
     def _unfinished_replay(self, conn: int, sid: str) -> _R | None:
         for o in reversed(self.resumes):
@@ -264,13 +272,21 @@ class ResumeLifecycleMonitor(ConnMonitor):
         """RESUME-006: without replayFrom, no earlier history is replayed before the response."""
         old = [m for m in replayed if _ref(m.msg["params"]["update"]) in r.known]
         live = [m for m in old if _ref(m.msg["params"]["update"]) in r.live]
-        old = [m for m in old if m not in live]
+        cut = [m for m in old if _ref(m.msg["params"]["update"]) in r.cut and m not in live]
+        old = [m for m in old if m not in live and m not in cut]
         if live and not old:
             x = live[0]
             self.noted("RESUME-006", f"{label}: {x.msg['params']['update'].get('sessionUpdate')} "
                        f"{js(_ref(x.msg['params']['update']))} came at t={x.t:.2f}, before its response, but the "
                        "session's work was running when the resume was sent (no idle since its running state) and "
                        "had begun that message: its live work going on, not a replay.", fr([x, r.req, resp]))
+        elif cut and not old:
+            x = cut[0]
+            self.noted("RESUME-006", f"{label}: {x.msg['params']['update'].get('sessionUpdate')} "
+                       f"{js(_ref(x.msg['params']['update']))} came at t={x.t:.2f}, before its response; that "
+                       "message belongs to the last work of the session, which had ended cancelled before the "
+                       "resume was sent, so this may be late output of the cancelled work (CANCEL-003 and "
+                       "CLOSE-003 judge updates after a cancellation) rather than a replay.", fr([x, r.req, resp]))
         if old and r.overlaps:
             x = old[0]
             self.noted("RESUME-006", f"{r.overlap_note(label)}: {x.msg['params']['update'].get('sessionUpdate')} "
