@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from acp_conformance.rules.findings import FAIL, INFO
+from acp_conformance.rules.findings import FAIL, INFO, PASS
 from acp_conformance.rules.monitor import MonitorContext
 from acp_conformance.rules.monitors import CLIENT_MONITORS
 from acp_conformance.wire.transcript import EVENT, RECEIVED, SENT, Frame, parse_line
@@ -18,8 +18,9 @@ def play(lines: list[tuple[str, object]]) -> list:
     for seq, (way, item) in enumerate([("event", "start")] + lines):
         t += 0.05
         if way == "event":
-            detail = {"returncode": 0, "signal": None} if item == "exit" else None
-            ctx.feed(Frame(seq, 1, EVENT, t, b"", None, None, item, detail))
+            name, _, code = str(item).partition(":")  # "exit:1": a failure status
+            detail = {"returncode": int(code or 0), "signal": None} if name == "exit" else None
+            ctx.feed(Frame(seq, 1, EVENT, t, b"", None, None, name, detail))
         else:
             raw = json.dumps(item).encode()
             msg, problem = parse_line(raw)
@@ -50,3 +51,32 @@ def test_client_017_a_request_for_a_session_the_client_closed_is_not_owed_an_ans
     assert FAIL not in got and INFO in got
     # the same request for a session still open, never answered: a failure
     assert FAIL in statuses(play(SETUP + ASK), "CLIENT-017")
+
+
+def _cancel_with_permission_pending(client_answer_first: bool) -> list[tuple[str, object]]:
+    """The client cancels while the suite's permission request is pending; its "cancelled" answer to that request
+    and the suite's tool_call_update after the cancel cross on the wire (in either order); then it crashes."""
+    prompt = [("<-", {"jsonrpc": "2.0", "id": 2, "method": "session/prompt",
+                      "params": {"sessionId": "s1", "prompt": [{"type": "text", "text": "hi"}]}}),
+              ("->", {"jsonrpc": "2.0", "id": 2, "result": {"messageId": "m1"}}),
+              ("->", {"jsonrpc": "2.0", "method": "session/update",
+                      "params": {"sessionId": "s1", "update": {"sessionUpdate": "state_update", "state": "running"}}}),
+              ("->", {"jsonrpc": "2.0", "id": "p1", "method": "session/request_permission",
+                      "params": {"sessionId": "s1", "title": "t", "options": []}}),
+              ("<-", {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s1"}})]
+    answer = ("<-", {"jsonrpc": "2.0", "id": "p1", "result": {"outcome": {"outcome": "cancelled"}}})
+    update = ("->", {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s1", "update": {
+        "sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "cancelled"}}})
+    crossing = [answer, update] if client_answer_first else [update, answer]
+    return SETUP + prompt + crossing + [("event", "eof"), ("event", "exit:1")]
+
+
+def test_client_014_an_answer_written_before_the_update_arrived_is_no_proof_the_client_read_it():
+    # seen under load: the client's "cancelled" answer, written at its cancel, reached the suite after the
+    # tool_call_update it then crashed on, and counted as the client working on after the update
+    for first in (True, False):
+        got = statuses(play(_cancel_with_permission_pending(first)), "CLIENT-014")
+        assert got == [FAIL], (first, got)  # (a SHOULD: the verdict makes it a warning)
+    # a client that goes on (a request after the update) passes
+    kept = _cancel_with_permission_pending(False)[:-2] + CLOSE
+    assert statuses(play(kept), "CLIENT-014") == [PASS]

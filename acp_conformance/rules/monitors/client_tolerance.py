@@ -100,7 +100,11 @@ class ClientToleranceMonitor(ConnMonitor):
     def _judge(self, log: ConnLog, rule: str, p: Msg, what: str) -> None:
         if log.end is not None and log.end.t < p.t:
             return  # the client was gone before this was sent
-        after = next((m for m in client_msgs(log) if m.order > p.order), None)
+        # what shows the client read it and went on: a message after it that is not an answer to a request the
+        # suite sent before it (such an answer may have been written before the client read it: a permission
+        # answered "cancelled" right after the client's own session/cancel, while the update was on its way)
+        after = next((m for m in client_msgs(log) if m.order > p.order
+                      and not (m.kind == RESPONSE and m.request is not None and m.request.order < p.order)), None)
         if after is not None:
             self.pass_few(rule, f"after {what} the client kept working ({after.method or 'a response'} at "
                           f"t={after.t:.2f}).", [p, after], limit=1)
