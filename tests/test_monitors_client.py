@@ -80,3 +80,19 @@ def test_client_014_an_answer_written_before_the_update_arrived_is_no_proof_the_
     # a client that goes on (a request after the update) passes
     kept = _cancel_with_permission_pending(False)[:-2] + CLOSE
     assert statuses(play(kept), "CLIENT-014") == [PASS]
+
+
+def _elicit(request_id) -> tuple[str, object]:
+    return ("->", {"jsonrpc": "2.0", "id": "e1", "method": "elicitation/create",
+                   "params": {"mode": "url", "message": "m", "url": "https://example.com/x", "elicitationId": "x",
+                              "requestId": request_id}})
+
+
+def test_client_017_an_elicitation_tied_to_no_pending_request_of_the_client_is_noted_when_unanswered():
+    # seen fuzzing the TypeScript client: an elicitation tied to request 147622, which the client never sent,
+    # after the client had closed its session; the client then ended without answering it
+    got = statuses(play(SETUP + CLOSE + [_elicit(147622), ("event", "eof"), ("event", "exit")]), "CLIENT-017")
+    assert FAIL not in got and INFO in got, got
+    # tied to a request of the client still waiting for its answer (its session/new): it is owed an answer
+    pending = SETUP[:2] + [SETUP[2], _elicit(1), ("event", "eof"), ("event", "exit")]
+    assert FAIL in statuses(play(pending), "CLIENT-017")

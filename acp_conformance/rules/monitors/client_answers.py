@@ -42,6 +42,12 @@ class ClientAnswerMonitor(ConnMonitor):
                 if crashed(log):
                     self.noted("CLIENT-017", f"the agent's {q.method} (id {js(q.id)}) was never answered: the "
                                "client crashed first.", fr([q]))
+                elif _scope_not_pending(log, q):
+                    # a request-scoped elicitation must name a pending request of the client (ElicitationRequestScope);
+                    # one that names none broke the protocol first, and what the client owes it the spec omits
+                    self.noted("CLIENT-017", f"the agent's {q.method} (id {js(q.id)}) was never answered; it was "
+                               f"tied to request {js(q.params.get('requestId'))}, which was not a pending request of "
+                               f"the client ({log.end_desc or 'the test ended'}).", fr([q]))
                 elif closed is not None:
                     # the agent asked about a session the client had closed, and the client, done with it,
                     # ended: the agent broke the protocol first, and what the client owes it the spec omits
@@ -198,3 +204,19 @@ def _closed_before(log: ConnLog, q: Msg) -> Msg | None:
                 and m.request.method == "session/close" and m.request.session_id == sid:
             return m
     return None
+
+
+def _scope_not_pending(log: ConnLog, q: Msg) -> bool:
+    """``q`` is tied to a request (``requestId``, no ``sessionId``: ElicitationRequestScope) that was not a request
+    of the client still waiting for its answer when ``q`` came."""
+    params = q.params if isinstance(q.params, dict) else {}
+    if "sessionId" in params or "requestId" not in params:
+        return False
+    rid = params["requestId"]
+    for m in log.msgs:
+        if m.order >= q.order:
+            break
+        if m.direction != SENT and m.kind == REQUEST and m.id == rid and type(m.id) is type(rid) \
+                and not any(r.order < q.order for r in m.responses):
+            return False
+    return True
