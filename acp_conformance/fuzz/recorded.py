@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..rules.findings import Finding
+from ..rules.reading import id_key
 from ..wire.transcript import RECEIVED, SENT
 
 
@@ -58,6 +59,6 @@ class Recorded:
         for f in reversed(frames[:i]):
             m = f.msg
             if f.direction == SENT and f.conn == frames[i].conn and isinstance(m, dict) and "method" in m \
-                    and m.get("id") == msg["id"] and type(m.get("id")) is type(msg["id"]):
+                    and "id" in m and id_key(m["id"]) == id_key(msg["id"]):
                 return f.seq
         return seq

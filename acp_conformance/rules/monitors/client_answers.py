@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ...wire.transcript import EV_EOF, SENT
 from ..monitor import NOTIFICATION, REQUEST, RESPONSE
+from ..reading import id_key
 from ._client import CLIENT_REQUESTS, agent_msgs, cap, client_init, client_msgs, crashed, hung_up_at
 from ._common import UNPARSED, ConnLog, ConnMonitor, Msg, fr, js, request_id_faults
 
@@ -212,11 +213,6 @@ def _scope_not_pending(log: ConnLog, q: Msg) -> bool:
     params = q.params if isinstance(q.params, dict) else {}
     if "sessionId" in params or "requestId" not in params:
         return False
-    rid = params["requestId"]
-    for m in log.msgs:
-        if m.order >= q.order:
-            break
-        if m.direction != SENT and m.kind == REQUEST and m.id == rid and type(m.id) is type(rid) \
-                and not any(r.order < q.order for r in m.responses):
-            return False
-    return True
+    rid = id_key(params["requestId"])
+    return not any(m.order < q.order and id_key(m.id) == rid and not any(r.order < q.order for r in m.responses)
+                   for m in client_msgs(log, REQUEST))

@@ -270,10 +270,13 @@ class ResumeLifecycleMonitor(ConnMonitor):
 
     def _judge_no_replay(self, r: _R, resp: Msg, label: str, replayed: list[Msg]) -> None:
         """RESUME-006: without replayFrom, no earlier history is replayed before the response."""
-        old = [m for m in replayed if _ref(m.msg["params"]["update"]) in r.known]
-        live = [m for m in old if _ref(m.msg["params"]["update"]) in r.live]
-        cut = [m for m in old if _ref(m.msg["params"]["update"]) in r.cut and m not in live]
-        old = [m for m in old if m not in live and m not in cut]
+        old: list[Msg] = []
+        live: list[Msg] = []  # of the work running at the resume
+        cut: list[Msg] = []  # of the last work ended cancelled
+        for m in replayed:
+            ref = _ref(m.msg["params"]["update"])
+            if ref in r.known:
+                (live if ref in r.live else cut if ref in r.cut else old).append(m)
         if live and not old:
             x = live[0]
             self.noted("RESUME-006", f"{label}: {x.msg['params']['update'].get('sessionUpdate')} "
