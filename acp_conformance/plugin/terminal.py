@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 from ..rules.findings import FAIL, WARN
-from .results import auth_reason, signal_name, stopped_by, verdict_line
+from .results import auth_reason, signal_name, stopped_by
 from .state import SuiteState
 
 
 def write_summary(terminalreporter, config: pytest.Config, state: SuiteState) -> None:
-    """The verdict per rule that did not pass, the rules never exercised, and the verdict's line."""
+    """The verdict per rule that did not pass, the rules never exercised, and where the report is."""
     v = state.verdict
     tr = terminalreporter
     tr.section("ACP conformance")
@@ -41,7 +41,7 @@ def write_summary(terminalreporter, config: pytest.Config, state: SuiteState) ->
         tr.line(f"acp-conformance: {state.first_contact['sentence']}", bold=True, red=True)
     elif state.auth_blocked:
         tr.line(f"acp-conformance: {auth_reason(state)}", bold=True, red=True)
-    tr.line(verdict_line(state), bold=True, green=v.conformant, red=not v.conformant)
+    # the verdict's line itself is the run's very last line (pytest_unconfigure), after pytest's counts
     stopped = stopped_by(state)
     if stopped is not None:
         tr.line(f"the run was stopped by {signal_name(stopped - 128)}: the tests not run are not-tested; "
