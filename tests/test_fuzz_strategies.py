@@ -89,3 +89,18 @@ def test_invalid_values_break_the_schema_where_the_schema_can_tell(method, data)
         assert not inv.params["cwd"].startswith("/")
     elif inv.how == "empty_prompt":
         assert inv.params["prompt"] == []
+
+
+def test_a_definition_the_walker_cannot_draw_without_the_fallback_extra_is_one_sentence(monkeypatch):
+    # hypothesis-jsonschema is the extra schema-fallback (it pins hypothesis below 6.170.10): without it, a user's
+    # schema with a definition the walker does not know is a sentence naming the definition and the extra
+    import sys
+
+    from acp_conformance.fuzz import strategies
+    from acp_conformance.protocol.schema import SchemaError
+
+    gen = strategies.SchemaStrategies(SCHEMA)
+    gen.defs = dict(gen.defs, Impossible={"$ref": "other.json#/x"})  # an external $ref: the walker stops
+    monkeypatch.setitem(sys.modules, "hypothesis_jsonschema", None)  # import fails as if not installed
+    with pytest.raises(SchemaError, match=r"Impossible .*acp-conformance\[schema-fallback\]"):
+        gen._build_definition("Impossible")
