@@ -44,9 +44,9 @@ acp-conformance rules [--coverage] [--side agent|client] [--explain RULE-ID]
 acp-conformance compare REPORT.json... -o matrix.html
   One page with the implementations as columns and the rules as rows, each cell linking to its evidence.
 
-acp-conformance fuzz --agent-cmd CMD [--seed N] [--max-examples N] [--budget S] [--steps N]
-                     [--report-dir DIR] [--strict] [--timeout S] [--no-prestart | --prestart-restarts]
-                     (or --client-cmd CMD [--acp-client-arg=ARG ...], ARG where {args} stands or at the end)
+acp-conformance fuzz [--seed N] [--max-examples N] [--budget S] [--steps N]
+                     [--report-dir DIR] [--strict] [--timeout S] [--no-prestart | --prestart-restarts] -- CMD ARGS...
+                     (or --agent-cmd CMD; a client: --client-cmd CMD [--acp-client-arg=ARG ...], ARG where {args} stands or at the end)
   Fuzz the target with generated traffic judged by every rule; a failure is shrunk and written as a
   scenario file (fuzz-counterexample.yaml) beside fuzz-report.json. Exit 0: no finding, 1: a finding.
 
@@ -59,18 +59,19 @@ acp-conformance check [--report-dir DIR] [--strict] TRANSCRIPT...
   Judge recorded sessions (our transcript .jsonl, or a plain log: "> " client to agent, "< " agent
   to client, "! " an event, one per line). Exit 0: no blocking rule broken, 1: broken, 2: unreadable file.
 
-acp-conformance replay FILE --agent-cmd CMD [--timeout S] [--strict] [--report-dir DIR]
-                       (or --client-cmd CMD [--acp-client-arg=ARG ...])
+acp-conformance replay FILE [--timeout S] [--strict] [--report-dir DIR] -- CMD ARGS...
+                       (or --agent-cmd CMD; a client: --client-cmd CMD [--acp-client-arg=ARG ...])
   Rerun a scenario file (a fuzz counterexample, or your own) with every monitor: each scenario passed,
   failed (with its rules) or skipped (with the reason), and the reports of a suite run.
   Exit 0: it passes, 1: it fails."""
 
 
-def _split(argv: list[str]) -> tuple[list[str], list[str]]:
+def _split(argv: list[str]) -> tuple[list[str], list[str] | None]:
+    """The options before ``--`` and the command after it (None: no ``--``; [] : ``--`` with nothing after)."""
     if "--" in argv:
         i = argv.index("--")
         return argv[:i], argv[i + 1:]
-    return argv, []
+    return argv, None
 
 
 def _exit_status(code: int) -> int:
@@ -135,11 +136,12 @@ def _run_suite(side: str, argv: list[str], reference: list[str]) -> int:
     if any(o == option or o.startswith(option + "=") for o in opts):
         print(f"acp-conformance {side}: give the {side} after --, not with {option}", file=sys.stderr)
         return 2
-    if cmd and not cmd[0].strip():
-        print(f"acp-conformance {side}: the command after -- is empty: give the command that starts your {side}",
-              file=sys.stderr)
+    if cmd is not None and (not cmd or not cmd[0].strip()):
+        # `agent -- $AGENT` with the variable unset must not quietly judge the reference target and pass
+        print(f"acp-conformance {side}: the command after -- is empty: give the command that starts your {side} "
+              f"(with no -- at all, the bundled reference {side} is run)", file=sys.stderr)
         return 2
-    target = cmd or reference
+    target = cmd if cmd is not None else reference
     # shlex.join quotes "{agent}" only if it must; the plugin splits the line back into these words
     code = pytest.main([f"{option}={shlex.join(target)}", *QUIET_PYTEST, *opts], plugins=[])
     return _exit_status(int(code))
@@ -236,7 +238,7 @@ def _fuzz_parser(prog: str, replay: bool) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=prog)
     if replay:
         p.add_argument("file", metavar="FILE", help="the scenario file to rerun (a fuzz counterexample)")
-    target = p.add_mutually_exclusive_group(required=True)
+    target = p.add_mutually_exclusive_group()  # or the agent's command after --, as for `acp-conformance agent`
     target.add_argument("--agent-cmd", metavar="CMD", help="the agent's command line (the suite plays the client)")
     target.add_argument("--client-cmd", metavar="CMD", help="the client's command line (the suite plays the agent)")
     if replay:
@@ -292,8 +294,32 @@ def _client_fuzzer(argv: list[str], a: argparse.Namespace):
         raise _Usage(f"--client-cmd: {e}") from None
 
 
+def _parse_fuzz_args(prog: str, replay: bool, argv: list[str]) -> argparse.Namespace:
+    """fuzz/replay options; the agent is given after ``--`` (as for ``acp-conformance agent``) or with
+    --agent-cmd, a client with --client-cmd."""
+    opts, cmd = _split(argv)
+    a = _fuzz_parser(prog, replay).parse_args(opts)
+    given = [o for o, v in (("--agent-cmd", a.agent_cmd), ("--client-cmd", a.client_cmd)) if v is not None]
+    if cmd is not None:
+        if given:
+            raise _Usage(f"give the target once: after -- or with {given[0]}, not both")
+        if not cmd or not cmd[0].strip():
+            raise _Usage("the command after -- is empty: give the command that starts your agent")
+        a.agent_cmd = shlex.join(cmd)
+    elif not given:
+        raise _Usage("give the agent after -- (acp-conformance fuzz -- my-agent --stdio), "
+                     "or --agent-cmd CMD, or --client-cmd CMD")
+    return a
+
+
+def _not_judged_status(contact) -> int:
+    """The suite's exit status for a target it cannot judge: 6 for another protocol version, else 1."""
+    from .rules.first_contact import NOT_V2
+    return 6 if contact.kind == NOT_V2 else 1
+
+
 def run_fuzz(argv: list[str]) -> int:
-    a = _fuzz_parser("acp-conformance fuzz", replay=False).parse_args(argv)
+    a = _parse_fuzz_args("acp-conformance fuzz", False, argv)
     side, target = _target_argv(a)
     for name, v in (("--max-examples", a.max_examples), ("--steps", a.steps), ("--budget", a.budget)):
         if not v > 0:
@@ -317,11 +343,13 @@ def run_fuzz(argv: list[str]) -> int:
         result = fuzz(FuzzConfig(target, timeout=a.timeout, strict=a.strict, prestart=not a.no_prestart,
                                           prestart_restarts=a.prestart_restarts), **kw)
     print("\n".join(fuzz_summary(result, side, target)[1:]))  # the first line is printed above
+    if result.first_contact is not None:
+        return _not_judged_status(result.first_contact)
     return 1 if result.failure else 0
 
 
 def run_replay(argv: list[str]) -> int:
-    a = _fuzz_parser("acp-conformance replay", replay=True).parse_args(argv)
+    a = _parse_fuzz_args("acp-conformance replay", True, argv)
     side, target = _target_argv(a)
     from .fuzz.explain import replay_summary
     from .scenarios.model import ScenarioFileError
@@ -341,6 +369,8 @@ def run_replay(argv: list[str]) -> int:
     except ScenarioFileError as e:
         raise _Usage(" ".join(str(e).split())) from None
     print("\n".join(replay_summary(a.file, result, side, target)))
+    if getattr(result, "first_contact", None) is not None:
+        return _not_judged_status(result.first_contact)
     return 1 if result.failed else 0
 
 

@@ -173,6 +173,10 @@ def _no_process_with_env(entry: str, within: float = 5.0) -> bool:
     (["agent", "--", ""], "acp-conformance agent: the command after -- is empty"),
     (["agent", "--", "   "], "acp-conformance agent: the command after -- is empty"),
     (["client", "--", ""], "acp-conformance client: the command after -- is empty"),
+    (["agent", "--"], "acp-conformance agent: the command after -- is empty"),  # `agent -- $UNSET`
+    (["client", "-q", "--"], "acp-conformance client: the command after -- is empty"),
+    (["fuzz", "--"], "acp-conformance fuzz: the command after -- is empty"),
+    (["replay", "x.yaml", "--", ""], "acp-conformance replay: the command after -- is empty"),
     (["fuzz", "--agent-cmd", ""], "acp-conformance fuzz: --agent-cmd is empty"),
     (["fuzz", "--client-cmd", " "], "acp-conformance fuzz: --client-cmd is empty"),
     (["replay", "x.yaml", "--agent-cmd", ""], "acp-conformance replay: --agent-cmd is empty"),

@@ -30,7 +30,8 @@ def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.parametrize("args, says", [
-    ([], "one of the arguments --agent-cmd --client-cmd is required"),
+    ([], "give the agent after -- (acp-conformance fuzz -- my-agent --stdio), or --agent-cmd CMD"),
+    (["--agent-cmd", sys.executable, "--", sys.executable], "give the target once: after -- or with --agent-cmd"),
     (["--agent-cmd", "no-such-command-acp-test"], "is not a command on PATH nor a file"),
     (["--agent-cmd", sys.executable, "--budget", "0"], "--budget must be a positive number"),
     (["--agent-cmd", sys.executable, "--max-examples", "-1"], "--max-examples must be a positive number"),
@@ -146,3 +147,26 @@ def test_replay_on_a_target_that_cannot_start_says_nothing_was_reproduced(tmp_pa
     assert run.returncode == 1, run.stdout + run.stderr
     assert "REPRODUCED" not in run.stdout, run.stdout
     assert "FAILED: the scenario could not be completed, and no rule failed" in run.stdout, run.stdout
+
+
+def test_fuzz_and_replay_take_the_agent_after_a_double_dash_like_the_suite(tmp_path):
+    run = cli("fuzz", "--budget", "3", "--report-dir", str(tmp_path), "--", *REFERENCE, cwd=tmp_path)
+    assert run.returncode == 0 and "no finding" in run.stdout, run.stdout + run.stderr
+    assert f"agent {shlex.join(REFERENCE)}" in run.stdout
+    scenario = tmp_path / "one.yaml"
+    scenario.write_text("scenarios:\n  - name: one-prompt\n    rules: [PROMPT-001]\n    steps:\n"
+                        "      - initialize: {}\n      - new_session: {save: s}\n      - prompt: {session: $s, text: hello}\n",
+                        encoding="utf-8")
+    replayed = cli("replay", str(scenario), "--report-dir", str(tmp_path / "r"), "--", *REFERENCE, cwd=tmp_path)
+    assert replayed.returncode == 0 and "PASSED" in replayed.stdout, replayed.stdout + replayed.stderr
+
+
+def test_fuzz_and_replay_say_that_cat_echoes_as_the_suite_does(tmp_path):
+    # the suite's one sentence for a program that is no ACP agent, not "initialize failed" or INIT-001
+    sentence = "not an ACP agent: it echoed the suite's request back on stdout"
+    run = cli("fuzz", "--budget", "5", "--report-dir", str(tmp_path), "--", "cat", cwd=tmp_path)
+    assert run.returncode == 1 and f"NOT JUDGED: {sentence}" in run.stdout, run.stdout + run.stderr
+    assert "FINDING" not in run.stdout and "INIT-001" not in run.stdout
+    replayed = cli("replay", str(tmp_path / "fuzz-counterexample.yaml"), "--", "cat", cwd=tmp_path)
+    assert replayed.returncode == 1 and f"NOT JUDGED: {sentence}" in replayed.stdout, replayed.stdout
+    assert "INIT-001" not in replayed.stdout

@@ -34,6 +34,10 @@ def fuzz_summary(result: FuzzResult, side: str, argv: list[str]) -> list[str]:
     if result.failure is None:
         lines.append("no finding: no blocking rule failed, and the target kept answering"
                      if result.steps else "no finding, but no step ran (the budget was spent before the first example)")
+    elif result.first_contact is not None:  # no ACP v2 agent: the one sentence, as the suite says it
+        lines.append(f"NOT JUDGED: {result.first_contact.sentence}")
+        if result.transcript_path is not None:
+            lines.append(f"  transcript: {result.transcript_path}")
     else:
         lines.append(f"FINDING: {result.failure}")
         if result.rules:
@@ -61,6 +65,10 @@ def replay_summary(path: object, result: ReplayResult, side: str, argv: list[str
     for name, status, detail in getattr(result, "scenarios", None) or []:  # each scenario of the file
         what = {"failed": f": {detail}", "skipped": f": {detail}"}.get(status, "")
         lines.append(f"  {status.upper():8} {name}{what}")
+    contact = getattr(result, "first_contact", None)
+    if contact is not None:
+        lines.append(f"NOT JUDGED: {contact.sentence}")
+        return lines
     if getattr(result, "report_path", None):
         lines.append(f"  report: {result.report_path}  (also report.html, badge.json)")
     if not result.failed:

@@ -20,6 +20,7 @@ import yaml
 
 from ..rules.catalog import load_catalog
 from ..rules.findings import Finding
+from ..rules.first_contact import FirstContact, judge_agent
 from .reduce import Reducer
 from .config import BudgetSpent, FuzzConfig, StepStats
 from .judge import Judge
@@ -47,6 +48,8 @@ class FuzzResult:
     transcript: list[Any] = field(default_factory=list)  # its frames (wire.transcript.Frame)
     transcript_path: Path | None = None
     stderr: str = ""  # what the target wrote on stderr in the counterexample (its tail)
+    # the target is no ACP v2 agent at all (it echoed, printed non-JSON, another version...): the run's one sentence
+    first_contact: FirstContact | None = None
 
     @property
     def digest(self) -> str:
@@ -116,6 +119,9 @@ def fuzz(config: FuzzConfig, *, seed: int = 0, max_examples: int = 50, budget: f
     if rec is not None:
         result.failure, result.rules, result.step_log = rec.failure, list(dict.fromkeys(rec.rules)), rec.steps
         result.findings, result.transcript, result.stderr = rec.findings, rec.transcript, rec.stderr
+        result.first_contact = judge_agent(rec.transcript, config.startup_timeout)
+        if result.first_contact is not None:  # no rule can be judged on it: say what it is, as the suite does
+            result.failure, result.rules = result.first_contact.sentence, []
     if report_dir is not None:
         out = Path(report_dir)
         out.mkdir(parents=True, exist_ok=True)
@@ -208,6 +214,7 @@ class ReplayResult:
     # one entry per scenario of the file: (name, "passed" | "failed" | "skipped", the rules failed or the reason)
     scenarios: list[tuple[str, str, str]] = field(default_factory=list)
     report_path: Path | None = None
+    first_contact: FirstContact | None = None  # the target is no ACP v2 agent: nothing was judged
 
     @property
     def failed(self) -> bool:
@@ -243,6 +250,10 @@ def replay(path: Path | str, config: FuzzConfig, report_dir: Path | None = None)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         frames += len(judge.ctx.frames)
+        contact = judge_agent(result.transcript.frames, config.startup_timeout)
+        if contact is not None:  # not an ACP v2 agent: the suite's one sentence, and the file stops here
+            outcomes.append((scn.name, "failed", contact.sentence))
+            return ReplayResult([contact.sentence], None, frames, outcomes, None, contact)
         blocking = judge.blocking(judge.ctx.findings)
         for f in blocking:
             failures.append(f"{f.rule} failed: {f.message}")
