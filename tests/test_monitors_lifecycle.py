@@ -174,6 +174,17 @@ def test_close_004_held_prompt_wrong_code():
     fails(change(BASE, err(33, -32800, "Request cancelled"), err(33, -32603)), "CLOSE-004")
 
 
+def test_close_004_is_not_judged_on_a_refused_close():
+    # claude-agent-acp 0.101.0 answers session/close with -32601: nothing was closed, so the prompt held at it
+    # is not CLOSE-004's (it was answered later with an error the held prompt's own rules judge)
+    refused = change(BASE, err(33, -32800, "Request cancelled") + "\n" + st("s3", "idle", stopReason="cancelled")
+                     + "\n" + ok(34, {}), err(34, -32601, "Method not found") + "\n" + err(33, -32603))
+    assert FAIL not in statuses(run(refused), "CLOSE-004")
+    assert INFO in statuses(run(refused), "CLOSE-004")
+    # the same wrong answer to a close that happened still fails
+    fails(change(BASE, err(33, -32800, "Request cancelled"), err(33, -32603)), "CLOSE-004")
+
+
 def test_state_001_unknown_state():
     fails(change(BASE, st("s1", "running") + "\n" + chunk("s1", "a2", "1 "),
                  st("s1", "running") + "\n" + st("s1", "working") + "\n" + chunk("s1", "a2", "1 ")), "STATE-001")

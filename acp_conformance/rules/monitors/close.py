@@ -145,7 +145,12 @@ class CloseLifecycleMonitor(ConnMonitor):
                 end = f"its resume at t={c.stop_t:.2f}" if c.stop_t is not None else log.end_desc
                 self.pass_few("CLOSE-003", f"{label}: nothing for the session followed the response (t={resp.t:.2f}) "
                               f"until {end}.", [resp, c.req])
-        # CLOSE-004
+        # CLOSE-004: only a close that happened cancels what it held (a refused close, e.g. -32601 from an agent
+        # without session/close, left the prompts pending as they were)
+        if not resp.ok and c.pending:
+            self.noted("CLOSE-004", f"{label} was refused with error {js(resp.error)}: no close happened, so the "
+                       f"{len(c.pending)} prompt(s) pending at it are not judged by this rule.", fr([resp, c.req]))
+            return
         for p in c.pending:
             self._judge_pending(log, c, p, users, label)
 
