@@ -57,11 +57,13 @@ def test_ts_sdk_unanswered_line_does_not_shift_the_pairing_with_probes():
         + W7C + _ts_invalid({"jsonrpc": "1.0", "id": "w-7c", "method": "session/list"}) + _probe() \
         + N42 + _ts_invalid(42) + _probe() + STR + _ts_invalid("str") + _probe() + NULLID + TS_NULLID + _probe()
     f = run(script)
-    fails = _mine(f, "ERR-007", FAIL)
-    assert len(fails) == 1 and "w-7a" in fails[0].message, [x.message for x in _mine(f, "ERR-007")]
+    # a line with an id and no method reads as a malformed response too, and responses are not answered: silence
+    # on it is noted, never failed (it was the one failure of codex-acp, issue 25)
+    w7a = [x for x in _mine(f, "ERR-007") if "w-7a" in x.message]
+    assert [x.status for x in w7a] == [INFO] and "reads as a malformed response" in w7a[0].message, w7a
     assert not any("w-7a" in x.message for x in _mine(f, "ERR-007", PASS))  # before: passed on foo's -32600
     assert PASS in statuses(f, "ERR-009") and PASS in statuses(f, "ERR-006")  # before: ERR-009 not-tested
-    assert bad(f) == {"ERR-007"}
+    assert not bad(f), [(x.rule, x.message) for x in f if x.status in (FAIL, WARN)]
 
 
 def test_ts_sdk_without_probes_pairs_by_echoed_content_and_never_guesses():
@@ -95,7 +97,8 @@ def test_python_sdk_answer_with_an_echoed_id_is_paired_by_id():
     script = INIT + W6 + _probe() + W7A + _probe() + FOO + _probe() + W7C + PY_W7C + _probe() + N42 + _probe() \
         + STR + _probe() + NULLID + PY_NULLID + _probe()
     f = run(script)
-    assert [x.status for x in _mine(f, "ERR-007")] == [FAIL] * 5
+    err7 = _mine(f, "ERR-007")
+    assert [x.status for x in err7] == [INFO] + [FAIL] * 4 and "w-7a" in err7[0].message  # w-7a: no answer owed
     assert statuses(f, "ERR-009") == [INFO] and "without an error object" in _mine(f, "ERR-009")[0].message
 
 
@@ -270,3 +273,12 @@ A->C {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{
     assert FAIL not in statuses(run(v1), "SCHEMA-001")
     v2 = run(v1.replace('"result":{"protocolVersion":1', '"result":{"protocolVersion":2'))
     assert FAIL in statuses(v2, "SCHEMA-001") + statuses(v2, "INIT-005")  # one defect, one verdict
+
+
+def test_an_id_without_method_answered_or_not_is_never_failed_but_a_foo_object_is():
+    # answering {"jsonrpc":"2.0","id":"w-7a"} with -32600 passes; silence is noted; {"foo":1} still owes -32600
+    answered = INIT + W7A + 'A->C {"jsonrpc":"2.0","id":"w-7a","error":{"code":-32600,"message":"Invalid request"}}\n' \
+        + _probe() + FOO + _probe()
+    f = run(answered)
+    assert [x.status for x in _mine(f, "ERR-007") if "w-7a" in x.message] == [PASS]
+    assert [x.status for x in _mine(f, "ERR-007") if "foo" in x.message] == [FAIL]

@@ -131,6 +131,13 @@ class WireErrorMonitor(FrameLogMixin, ConnMonitor):
                 self.noted(rule, f"the suite wrote {quoted}; {undecided(s)}", fr([s.maybe[0], s.frame]))
                 continue
             if not s.answers:
+                if rule == "ERR-007" and _reads_as_response(s.value):
+                    # {"jsonrpc":"2.0","id":7}: as much a malformed response as a malformed request, and JSON-RPC 2.0
+                    # owes answers to requests only (a peer may drop a response to nothing); a -32600 still passes
+                    self.noted(rule, f"the suite wrote {quoted}, which has an id and no method: it reads as a "
+                               "malformed response as well as a malformed request, and JSON-RPC 2.0 answers requests "
+                               "only; the agent did not answer it (not failed).", fr([s.frame]))
+                    continue
                 if s.closed_by is not None:
                     why = (f"a request written after it was answered at t={s.closed_by.t:.2f}, and no answer that "
                            f"could be this line's arrived before {log.end_desc or 'the end of the test'}")
@@ -342,3 +349,7 @@ def _malformed_params(method: str | None, p: Any) -> str | None:
     return None
 
 
+def _reads_as_response(value) -> bool:
+    """A line with an id and no method: a response object missing its result or error as much as a request
+    missing its method (JSON-RPC 2.0 section 5 vs 4)."""
+    return isinstance(value, dict) and "method" not in value and "id" in value
