@@ -86,6 +86,25 @@ def test_the_older_json_rpc_batch_reading_is_noted_never_failed():
     assert PASS in statuses(f, "TRANSPORT-006") and PASS in statuses(f, "TRANSPORT-009")
 
 
+def test_batch_members_answered_on_lines_of_their_own_are_the_older_reading_not_a_refusal():
+    """Issue 25: an agent answering each member on its own line gives the invalid entry its -32600 with id
+    null (JSON-RPC 2.0 § 6) beside the served request: that is the member's answer, not a refusal of the
+    whole batch, so TRANSPORT-012 notes the older reading (it failed as 'both refused and served')."""
+    f = run(BATCHES.replace(
+        'A->C [{"jsonrpc":"2.0","id":20,"result":{"sessions":[]}},{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}]',
+        'A->C {"jsonrpc":"2.0","id":20,"result":{"sessions":[]}}\n'
+        'A->C {"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}'))
+    assert not bad(f), [(x.rule, x.status, x.message) for x in f if x.status in (FAIL, WARN)]
+    assert INFO in statuses(f, "TRANSPORT-012") and FAIL not in statuses(f, "TRANSPORT-012")
+    # a second refusal beyond the one invalid entry is a refusal of the whole batch: both readings at once
+    f = run(BATCHES.replace(
+        'A->C [{"jsonrpc":"2.0","id":20,"result":{"sessions":[]}},{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}]',
+        'A->C {"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}\n'
+        'A->C {"jsonrpc":"2.0","id":20,"result":{"sessions":[]}}\n'
+        'A->C {"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}'))
+    assert FAIL in statuses(f, "TRANSPORT-012")
+
+
 def test_a_batch_without_any_answer_fails_transport_012():
     f = run(V2_BATCHES.replace('C->A [{"jsonrpc":"2.0","id":20,"method":"session/list","params":{}},{"jsonrpc":"2.0","id":23,"method":"x/y","params":{}}]\n'
                                'A->C {"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}',

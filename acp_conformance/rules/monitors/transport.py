@@ -214,6 +214,10 @@ class WireTransportMonitor(FrameLogMixin, ConnMonitor):
         served = [r for m in members for r in m.responses]  # answers paired with a member's id
         refusals = [a for a in answers if a not in served and null_error(a.msg, -32600) is None]
         older = served or [a for a in answers if isinstance(a.msg, list)]
+        if older and len(refusals) <= invalid and not any(isinstance(a.msg, list) for a in answers):
+            # answered one by one, each invalid entry gets its own -32600 with id null (JSON-RPC 2.0 § 6):
+            # those refusals are the members' answers, not a refusal of the whole batch
+            refusals = []
         if older and refusals:
             self.failed("TRANSPORT-012", f"{label} was both refused as a whole ({js(refusals[0].msg, 120)}) and "
                         f"served member by member ({js(older[0].msg, 120)}): one reading or the other, not both.",
