@@ -25,7 +25,7 @@ STEPS: dict[str, set[str]] = {
     "close": {"session", "save", "wait"},
     "request": {"method", "params", "id", "save", "wait", "expect"},
     "notify": {"method", "params"},
-    "raw": {"line", "b64"},  # b64: bytes that are not UTF-8 (written as decoded, one line)
+    "raw": {"line", "b64", "answer"},  # b64: bytes that are not UTF-8 (written as decoded, one line); answer: an id
     "restart": {"env"},
     "settle": {"seconds"},
     "note": {"text"},

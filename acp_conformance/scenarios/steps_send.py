@@ -111,7 +111,13 @@ class SendSteps:
             return
         if not isinstance(line, str):
             raise HarnessError(f"{step.describe()}: raw needs a line (string) or b64 (base64 bytes)")
+        mark = len(self.transcript.frames)
         await self.peer.send_raw(line.encode("utf-8"))
+        if "answer" in a:  # the line is a request: wait for its answer (by id) before the next step
+            want = a["answer"]
+            await self.peer.wait_for(lambda f: isinstance(f.msg, dict) and "method" not in f.msg
+                                     and f.msg.get("id") == want, self._timeout(), f"the answer to {want!r}",
+                                     since=mark)
 
     async def _step_set_config(self, a: dict[str, Any], step: Step) -> None:
         """session/set_config_option on the first advertised option of kind ``pick`` (select | boolean).
