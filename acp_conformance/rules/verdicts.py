@@ -207,8 +207,9 @@ def compute(catalog: dict[str, Rule], findings: Iterable[Finding], checked: set[
         is_checked = rule.id in checked
         if counted:
             status, reason = worst(counted), ""
-            if status == NOT_TESTED:  # say why: what the monitor saw, and what would exercise the rule
-                reason = next(f.message for f in fs if level_status(rule, f.status) == NOT_TESTED)
+            if status in (NOT_TESTED, NOT_EXERCISED):  # say why: what the monitor saw (a legal choice of the
+                # target that kept the rule from being judged), and what would exercise the rule
+                reason = next(f.message for f in fs if level_status(rule, f.status) == status)
         elif tests and all(t in skipped_tests for t in bound_tests.get(rule.id, [])) and bound_tests.get(rule.id):
             reasons = sorted({skipped_tests[t] for t in bound_tests[rule.id]})
             # a test skipped because of a legal choice of this target (it kept no session for a new process,

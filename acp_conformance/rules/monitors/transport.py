@@ -222,15 +222,15 @@ class WireTransportMonitor(FrameLogMixin, ConnMonitor):
             self.failed("TRANSPORT-012", f"{label} was both refused as a whole ({js(refusals[0].msg, 120)}) and "
                         f"served member by member ({js(older[0].msg, 120)}): one reading or the other, not both.",
                         fr([refusals[0], older[0], s.frame]))
-        elif older:
-            self.noted("TRANSPORT-012", f"{label} was answered member by member ({js(older[0].msg, 120)}): the "
+        elif older:  # a legal choice of this target: the v2 rule was not exercised, nothing failed
+            self.not_exercised("TRANSPORT-012", f"{label} was answered member by member ({js(older[0].msg, 120)}): the "
                        "older JSON-RPC 2.0 batch reading. ACP v2 removed batches: a batch is one invalid request, "
                        "answered by a single -32600 with id null (informational, not failed).", fr([older[0], s.frame]))
         elif len(refusals) == 1:
             self.pass_few("TRANSPORT-012", f"{label} was refused as one invalid request: a single -32600 with id "
                           "null, no member served.", [refusals[0], s.frame])
         elif refusals:
-            self.noted("TRANSPORT-012", f"{label} got {len(refusals)} -32600 answers with id null (one per invalid "
+            self.not_exercised("TRANSPORT-012", f"{label} got {len(refusals)} -32600 answers with id null (one per invalid "
                        "entry, the older JSON-RPC 2.0 reading; v2 expects a single one): informational.",
                        fr([refusals[0], s.frame]))
         elif s.maybe:
@@ -244,7 +244,7 @@ class WireTransportMonitor(FrameLogMixin, ConnMonitor):
                         "(id null), and even the older JSON-RPC 2.0 reading answers its requests and invalid "
                         "entries.", [s.frame])
         else:
-            self.noted("TRANSPORT-012", f"{label} holds only notifications and got no answer: the older JSON-RPC "
+            self.not_exercised("TRANSPORT-012", f"{label} holds only notifications and got no answer: the older JSON-RPC "
                        "2.0 reading (an all-notification batch produces no output); ACP v2 expects one -32600 "
                        "(informational).", [s.frame])
 
