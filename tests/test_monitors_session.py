@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from acp_conformance.rules.findings import FAIL, INFO, NOT_TESTED, PASS, SKIP, WARN
+from acp_conformance.rules.findings import FAIL, INFO, NOT_EXERCISED, NOT_TESTED, PASS, SKIP, WARN
 from monitor_transcripts import A, C, run, upd
 
 INIT = (C({"jsonrpc": "2.0", "id": 0, "method": "initialize",
@@ -251,6 +251,18 @@ def test_list_loads_nothing():
          + req(2, "session/prompt", {"sessionId": "old", "prompt": [{"type": "text", "text": "x"}]}))
     assert st(run(t + err(2, -32002)), "LIST-006") == {PASS}
     assert FAIL in st(run(t + ok(2, {"messageId": "m"})), "LIST-006")
+
+
+def test_a_new_process_listing_none_of_the_earlier_sessions_leaves_list_006_not_exercised():
+    """Issue 25: an agent keeping sessions in memory lists none of the earlier process's sessions in a new one:
+    no session was only listed, which is its right, so LIST-006 is not exercised (it was left not-tested)."""
+    t = (init() + new(1, "s1") + "# --- new connection\n" + init()
+         + req(1, "session/list", {"cwd": "/p"}) + ok(1, {"sessions": []})
+         + req(2, "session/prompt", {"sessionId": "s1", "prompt": [{"type": "text", "text": "x"}]}) + err(2, -32002))
+    assert st(run(t), "LIST-006") == {NOT_EXERCISED}
+    # listing it (a persisting agent) exercises the rule as before
+    t2 = t.replace('"id":1,"result":{"sessions":[]}', '"id":1,"result":{"sessions":[{"sessionId":"s1","cwd":"/p"}]}')
+    assert st(run(t2), "LIST-006") == {PASS}
 
 
 def test_delete_rules():

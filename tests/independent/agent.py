@@ -207,8 +207,8 @@ class Agent:
     # -- methods
     def initialize(self, p: dict):
         v = p.get("protocolVersion")
-        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-            raise RpcError(INVALID_PARAMS, "protocolVersion must be a non-negative integer")
+        if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= 65535:
+            raise RpcError(INVALID_PARAMS, "protocolVersion must be an integer from 0 to 65535")
         info = p.get("info")
         if not (isinstance(info, dict) and isinstance(info.get("name"), str) and isinstance(info.get("version"), str)):
             raise RpcError(INVALID_PARAMS, "info with name and version is required")

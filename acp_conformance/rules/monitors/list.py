@@ -77,6 +77,7 @@ class SessionListMonitor(ConnMonitor):
         deleted: dict[str, Msg] = {}  # sid -> the successful delete response
         cwds: dict[str, Any] = {}  # sid -> the cwd it was created with here
         delete_caps = None
+        lists, foreign = [], False  # session/list answers here; did one list a session not created/resumed here?
         for m in log.msgs:
             if m.direction == SENT:
                 if m.kind == REQUEST and m.method != "session/list":
@@ -95,6 +96,8 @@ class SessionListMonitor(ConnMonitor):
                     cwds[m.result.get("sessionId")] = p.get("cwd")
                 elif m.method == "session/list":
                     self._list(m, p, first_pages, _created(model, m), listed_only, deleted, cwds)
+                    lists.append(m)
+                    foreign = foreign or bool(listed_only)
                 elif m.method == "session/delete":
                     self._delete(m, p, delete_caps, deleted)
                 elif m.method == "session/resume" and req.session_id in deleted and delete_caps:
@@ -122,6 +125,13 @@ class SessionListMonitor(ConnMonitor):
                             f"the session was only listed (t={lr.t:.2f}), never resumed on this connection.",
                             fr([m, lr]))
                 listed_only.pop(su[0], None)
+
+        if log.conn > 0 and lists and not foreign:
+            # a new process that lists none of the sessions of the processes before it keeps them in memory
+            # only (its right): no session was only listed here, so LIST-006 has nothing to judge
+            self.not_exercised("LIST-006", f"session/list in this new process (t={lists[0].t:.2f}) listed no "
+                               "session it had not created or resumed: the agent does not keep sessions beyond "
+                               "a process, so no session was only listed.", fr(lists[:1]))
 
     def _list(self, m: Msg, p: dict, first_pages: list, created: set, listed_only: dict, deleted: dict,
               cwds: dict) -> None:
