@@ -92,11 +92,28 @@ def _decide(state: SuiteState, facts: RunFacts, outcome: TestOutcome) -> Decisio
     if not blocking and facts.target_may_decline and _target_never_did_it(state, facts.rules, result):
         return Decision("skip", f"{NOT_EXERCISED_SKIP}the target never did what this scenario waits for "
                                 f"({' '.join(facts.rules)}): {outcome.error}")
-    if blocking or outcome.error:
+    if blocking:
         return _fail(explain(state, blocking, result, facts.frames, facts.transcript or ""))
+    if outcome.error:  # nothing it saw blocks: not a failure (the verdict's rules it missed stay not-tested)
+        return Decision("skip", incomplete(state, outcome.error, result))
     if waived:
         return Decision("xfail", _waived_reason(state, waived))
     return Decision("pass")
+
+
+INCOMPLETE = "incomplete: "  # how a test that could not complete its scenario, and saw nothing blocking, ends
+
+
+def incomplete(state: SuiteState, error: str, result) -> str:
+    """The skip reason of a run that could not be completed, with what the user can change. A test fails only
+    where a finding blocks (pytest's outcome and the verdict agree); its unreached rules stay not-tested."""
+    r = state.run
+    hint = ""
+    if getattr(result, "error_kind", None) == "timeout" and not getattr(result, "target_gone", False):
+        hint = (f"; if the agent was still working (a turn longer than the wait), give the prompt option this "
+                f"scenario uses (--acp-long-prompt, --acp-tool-prompt, ...) a text whose turn ends sooner, or "
+                f"wait longer (--acp-timeout, now {r.timeout:g} s)")
+    return f"{INCOMPLETE}the scenario could not be completed and no finding blocks: {error}{hint}"
 
 
 def _target_never_did_it(state: SuiteState, rules: list[str], result) -> bool:
