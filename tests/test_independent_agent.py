@@ -69,3 +69,19 @@ def test_a_test_waiting_for_a_long_turn_is_bounded_by_its_exchanges(tmp_path):
     assert span < LONGEST_TEST, f"{test} lasted {span:.1f} s"
     for rule in ("PROMPT-005", "PROMPT-011", "PROMPT-012", "PROMPT-013", "IDEM-001"):
         assert run.status(rule) == "pass", run.rule(rule)
+
+
+def test_an_incomplete_test_is_not_a_failure_and_says_what_to_change(tmp_path):
+    """A scenario waiting for an idle that a long turn (a tool prompt that also counts slowly) does not give
+    within --acp-timeout cannot be completed; nothing it saw blocks, so pytest does not fail it (the verdict
+    says 0 failed too): it is skipped as incomplete, saying what to change, and its unreached rules are
+    not-tested (inconclusive) with the same hint."""
+    run = run_suite([sys.executable, str(AGENT)], tmp_path / "run", "--acp-timeout=2", "-rs", "-k",
+                    "tool-call-reported", "--acp-tool-prompt=Use a tool, then count slowly")
+    assert run.returncode == 1 and not re.search(r"\b[1-9]\d* failed\b", run.output), run.output[-3000:]
+    assert "1 skipped" in run.output and "incomplete: the scenario could not be completed" in run.output
+    assert "--acp-timeout, now 2 s" in run.output and "--acp-tool-prompt" in run.output
+    assert "NOT CONFORMANT (inconclusive)" in run.output
+    rule = run.rule("TOOL-007")
+    assert rule["status"] == "not-tested" and "tool-call-reported could not be completed" in rule["reason"]
+    assert "--acp-timeout" in rule["reason"]
