@@ -10,7 +10,8 @@ It makes its own legal choices, different from the suite's reference agent where
 * the response to session/prompt comes before the user_message update; a prompt that arrives while work runs
   joins that work (inserted at once, worked on after the current message);
 * a prompt asking to do something slowly or at length streams small chunks for about 30 seconds unless
-  cancelled; a prompt that mentions a tool reads a file as a tool call (not with ``--minimal``);
+  cancelled; a prompt that mentions a tool reads a file as a tool call, one that mentions permission asks
+  for it before a destructive tool call (neither with ``--minimal``);
 * ``--minimal`` advertises only what is required: ``capabilities.session: {}`` (no session/delete, no embedded
   context, no tools).
 """
@@ -125,6 +126,8 @@ class Agent:
         self.active: set[str] = set()  # sessions open on this connection
         self.work: dict[str, Work] = {}
         self.keys: dict[tuple[str, str], str] = {}  # (session, idempotencyKey) -> messageId
+        self.asked: dict[str, dict] = {}  # our pending requests to the client: id -> {"event", "answer"}
+        self.next_request = 0
 
     # -- output
     def send(self, msg: dict) -> None:
@@ -157,7 +160,12 @@ class Agent:
             self.send(error_msg(None, INVALID_REQUEST, "Invalid Request"))
             return
         if "method" not in msg and ("result" in msg or "error" in msg):
-            return  # an answer to a request of ours: we send none
+            with self.lock:  # an answer to a request of ours; one we gave up on (cancelled) is ignored
+                slot = self.asked.get(msg.get("id")) if isinstance(msg.get("id"), str) else None
+                if slot is not None:
+                    slot["answer"] = msg
+                    slot["event"].set()
+            return
         rid = msg.get("id")
         id_ok = "id" in msg and (isinstance(rid, str) or (isinstance(rid, int) and not isinstance(rid, bool)))
         if msg.get("jsonrpc") != "2.0" or not isinstance(msg.get("method"), str) or ("id" in msg and not id_ok):
@@ -321,6 +329,9 @@ class Agent:
                 self.update(sid, {"sessionUpdate": "agent_message_chunk", "messageId": aid,
                                   "content": {"type": "text", "text": piece}})
 
+        if not self.minimal and "permission" in text:
+            self.ask_then_act(sid, w, say)
+            return
         if not self.minimal and "tool" in text:
             self.tool_call(sid, w)
         if any(word in text for word in ("slow", "long", "count")):
@@ -348,6 +359,43 @@ class Agent:
                               "kind": "read", "status": "in_progress"})
             self.update(sid, {"sessionUpdate": "tool_call_update", "toolCallId": tid, "status": "completed",
                               "content": [{"type": "content", "content": {"type": "text", "text": "(empty)"}}]})
+
+    def ask_then_act(self, sid: str, w: Work, say) -> None:
+        """A destructive tool call, run only once the user allows it (session/request_permission)."""
+        tid = new_id("t")
+        slot = {"event": threading.Event(), "answer": None}
+        with self.lock:
+            if w.cancel.is_set():
+                return
+            self.next_request += 1
+            rid = f"ask-{self.next_request}"
+            self.asked[rid] = slot
+            self.update(sid, {"sessionUpdate": "tool_call_update", "toolCallId": tid, "title": "Remove build/",
+                              "kind": "delete", "status": "pending"})
+            self.send({"jsonrpc": "2.0", "id": rid, "method": "session/request_permission", "params": {
+                "sessionId": sid, "title": "Remove the build directory?",
+                "subject": {"type": "tool_call", "toolCall": {"toolCallId": tid}},
+                "options": [{"optionId": "yes", "name": "Allow once", "kind": "allow_once"},
+                            {"optionId": "no", "name": "Deny", "kind": "reject_once"}]}})
+            self.update(sid, {"sessionUpdate": "state_update", "state": "requires_action"})
+        while not slot["event"].wait(SLOW_TICK) and not w.cancel.is_set():
+            pass
+        with self.lock:
+            self.asked.pop(rid, None)
+            if slot["answer"] is None:  # cancelled while waiting: not approved, and the client is told
+                self.send({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": rid}})
+                self.update(sid, {"sessionUpdate": "tool_call_update", "toolCallId": tid, "status": "cancelled"})
+                return
+            outcome = (slot["answer"].get("result") or {}).get("outcome")
+            allowed = isinstance(outcome, dict) and outcome.get("outcome") == "selected" and outcome.get("optionId") == "yes"
+            self.update(sid, {"sessionUpdate": "state_update", "state": "running"})
+            if not allowed:  # rejected, cancelled, an error or an answer we do not understand: never approval
+                self.update(sid, {"sessionUpdate": "tool_call_update", "toolCallId": tid, "status": "failed",
+                                  "content": [{"type": "content", "content": {"type": "text", "text": "Not allowed."}}]})
+            else:
+                self.update(sid, {"sessionUpdate": "tool_call_update", "toolCallId": tid, "status": "in_progress"})
+                self.update(sid, {"sessionUpdate": "tool_call_update", "toolCallId": tid, "status": "completed"})
+        say("Done." if allowed else "I left build/ alone.")
 
     def cancel(self, sid: str) -> None:
         with self.lock:
