@@ -11,6 +11,9 @@
   cancel...) whose situation never arose is ``not-exercised``: the target never did what the rule is
   about, which is its right. It does not block unless ``require_coverage`` (certification), and a waiver
   may name it with a reason ("we never create terminals"). Coverage = checked rules exercised / checked.
+  Whether the suite could create a situation is judged per run: a monitor that saw a legal choice of this
+  target keep a ``suite`` rule from being judged (the older batch reading) reports it ``not-exercised``,
+  with the choice as the reason, and it does not block either.
 * Observed traffic (``observed=True``: ``tap`` and ``check``): nobody scripted the session, so a rule is
   pass, fail or warn where its situation arose and ``not-exercised`` everywhere else, never ``not-tested``.
 * A rule the suite has no check for yet is listed as such and left out of the verdict.
