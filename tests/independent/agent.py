@@ -128,6 +128,7 @@ class Agent:
         self.keys: dict[tuple[str, str], str] = {}  # (session, idempotencyKey) -> messageId
         self.asked: dict[str, dict] = {}  # our pending requests to the client: id -> {"event", "answer"}
         self.next_request = 0
+        self._current_id = None  # the id of the request being handled (session/prompt answers it early)
 
     # -- output
     def send(self, msg: dict) -> None:
@@ -487,8 +488,6 @@ class Agent:
         with self.lock:
             self._known_active(sid)
         raise RpcError(INVALID_PARAMS, f"unknown config option: {p.get('configId')!r} (this agent has none)")
-
-    _current_id = None
 
     def serve(self) -> None:
         for line in sys.stdin:
