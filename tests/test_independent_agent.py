@@ -85,3 +85,16 @@ def test_an_incomplete_test_is_not_a_failure_and_says_what_to_change(tmp_path):
     rule = run.rule("TOOL-007")
     assert rule["status"] == "not-tested" and "tool-call-reported could not be completed" in rule["reason"]
     assert "--acp-timeout" in rule["reason"]
+
+
+def test_an_agent_holding_prompts_behind_a_long_turn_is_judged_without_waiting_it_out(tmp_path):
+    """--hold: a prompt sent while the 30 s turn runs is held until the work ends. The scenarios about held
+    prompts wait one --acp-timeout for it at most, then cancel: the held prompt is refused with -32800 (not
+    inserted), exactly one answer, and no test lasts as long as the turn."""
+    run = run_suite([sys.executable, str(AGENT), "--hold"], tmp_path / "run", "--acp-timeout=3", "-k",
+                    "held or cancel or close or retry")
+    assert not re.search(r"\b[1-9]\d* failed\b", run.output), run.output[-3000:]
+    for rule in ("PROMPT-017", "CANCEL-009", "CLOSE-004", "IDEM-001", "IDEM-002"):
+        assert run.status(rule) == "pass", run.rule(rule)
+    span, test = _longest_transcript(run)
+    assert span < LONGEST_TEST, f"{test} lasted {span:.1f} s"

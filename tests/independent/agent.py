@@ -8,7 +8,8 @@ It makes its own legal choices, different from the suite's reference agent where
   session in DIR/<id>.json instead, read again at every request, so processes sharing DIR see one store;
 * a JSON-RPC batch is answered member by member, each answer on its own line (the older JSON-RPC 2.0 reading);
 * the response to session/prompt comes before the user_message update; a prompt that arrives while work runs
-  joins that work (inserted at once, worked on after the current message);
+  joins that work (inserted at once, worked on after the current message), or with ``--hold`` is held until
+  the work ends (then inserted and answered; refused with -32800 if the work is cancelled first);
 * a prompt asking to do something slowly or at length streams small chunks for about 30 seconds unless
   cancelled; a prompt that mentions a tool reads a file as a tool call, one that mentions permission asks
   for it before a destructive tool call (neither with ``--minimal``);
@@ -112,14 +113,16 @@ class DirStore:
 class Work:
     def __init__(self):
         self.queue: list[tuple[str, list]] = []  # inserted user messages not yet worked on
+        self.held: list[dict] = []  # --hold: prompts not inserted yet ({"ids", "blocks", "key"})
         self.cancel = threading.Event()
         self.thread: threading.Thread | None = None
 
 
 class Agent:
-    def __init__(self, store, minimal: bool):
+    def __init__(self, store, minimal: bool, hold: bool = False):
         self.store = store
         self.minimal = minimal
+        self.hold = hold
         self.out_lock = threading.Lock()
         self.lock = threading.RLock()
         self.initialized = False
@@ -277,32 +280,50 @@ class Agent:
                     raise RpcError(INVALID_PARAMS, "a resource_link needs name and uri")
                 if b["type"] == "resource" and not isinstance(b.get("resource"), dict):
                     raise RpcError(INVALID_PARAMS, "a resource block needs its resource")
-            key = p.get("idempotencyKey")
-            if isinstance(key, str) and (sid, key) in self.keys:
+            key = p.get("idempotencyKey") if isinstance(p.get("idempotencyKey"), str) else None
+            if key is not None and (sid, key) in self.keys:
                 return {"messageId": self.keys[(sid, key)]}  # a retry: inserted once already
-            mid = new_id("u")
-            if isinstance(key, str):
-                self.keys[(sid, key)] = mid
-            rec = self.store.get(sid)
-            rec["history"].append({"role": "user", "messageId": mid, "content": blocks})
-            if rec.get("title") is None:
-                rec["title"] = text_of(blocks)[:60] or "untitled"
-            rec["updatedAt"] = now_rfc3339()
-            self.store.put(rec)
-            # the answer first, then the message it inserted, then the work
-            self.send({"jsonrpc": "2.0", "id": self._current_id, "result": {"messageId": mid}})
-            self.update(sid, {"sessionUpdate": "user_message", "messageId": mid, "content": blocks})
             w = self.work.get(sid)
-            if w is not None and w.thread is not None and w.thread.is_alive() and not w.cancel.is_set():
+            busy = w is not None and w.thread is not None and w.thread.is_alive() and not w.cancel.is_set()
+            if busy and self.hold:  # held, not inserted: answered once inserted, after the running work
+                held = next((h for h in w.held if key is not None and h["key"] == key), None)
+                if held is not None:
+                    held["ids"].append(self._current_id)  # a retry of a held submission: one insertion
+                else:
+                    w.held.append({"ids": [self._current_id], "blocks": blocks, "key": key})
+                return None
+            mid = self.insert(sid, [self._current_id], blocks, key)
+            if busy:
                 w.queue.append((mid, blocks))  # joins the running work
                 return None
-            w = Work()
-            w.queue.append((mid, blocks))
-            self.work[sid] = w
-            w.thread = threading.Thread(target=self.run_work, args=(sid, w), daemon=True)
-            self.update(sid, {"sessionUpdate": "state_update", "state": "running"})
-            w.thread.start()
+            self.start_work(sid, [(mid, blocks)])
         return None
+
+    def insert(self, sid: str, ids: list, blocks: list, key) -> str:
+        """The user message inserted: recorded, answered (each attempt under one key alike), reported."""
+        mid = new_id("u")
+        if key is not None:
+            self.keys[(sid, key)] = mid
+        rec = self.store.get(sid)
+        rec["history"].append({"role": "user", "messageId": mid, "content": blocks})
+        if rec.get("title") is None:
+            rec["title"] = text_of(blocks)[:60] or "untitled"
+        rec["updatedAt"] = now_rfc3339()
+        self.store.put(rec)
+        # the answer first, then the message it inserted, then the work
+        for rid in ids:
+            self.send({"jsonrpc": "2.0", "id": rid, "result": {"messageId": mid}})
+        self.update(sid, {"sessionUpdate": "user_message", "messageId": mid, "content": blocks})
+        return mid
+
+    def start_work(self, sid: str, queue: list, held: list | None = None) -> None:
+        w = Work()
+        w.queue.extend(queue)
+        w.held.extend(held or [])
+        self.work[sid] = w
+        w.thread = threading.Thread(target=self.run_work, args=(sid, w), daemon=True)
+        self.update(sid, {"sessionUpdate": "state_update", "state": "running"})
+        w.thread.start()
 
     def run_work(self, sid: str, w: Work) -> None:
         while True:
@@ -317,6 +338,10 @@ class Agent:
             if sid in self.active:
                 self.update(sid, {"sessionUpdate": "state_update", "state": "idle",
                                   "stopReason": "cancelled" if w.cancel.is_set() else "end_turn"})
+            if w.held and sid in self.active and not w.cancel.is_set():  # the next held prompt's turn
+                first, *rest = w.held
+                mid = self.insert(sid, first["ids"], first["blocks"], first["key"])
+                self.start_work(sid, [(mid, first["blocks"])], rest)
 
     def answer(self, sid: str, w: Work, text: str) -> None:
         aid = new_id("a")
@@ -398,12 +423,20 @@ class Agent:
                 self.update(sid, {"sessionUpdate": "tool_call_update", "toolCallId": tid, "status": "completed"})
         say("Done." if allowed else "I left build/ alone.")
 
+    def refuse_held(self, w: Work) -> None:
+        """Prompts held behind cancelled work are not inserted: -32800 (Request Cancelled)."""
+        for h in w.held:
+            for rid in h["ids"]:
+                self.send(error_msg(rid, -32800, "Request cancelled: the prompt was not inserted"))
+        w.held.clear()
+
     def cancel(self, sid: str) -> None:
         with self.lock:
             w = self.work.get(sid)
             if w is not None:
                 w.cancel.set()
                 w.queue.clear()
+                self.refuse_held(w)
         # no work: nothing to send (no foreground work was active)
 
     def session_close(self, p: dict):
@@ -413,6 +446,7 @@ class Agent:
             if w is not None:
                 w.cancel.set()
                 w.queue.clear()
+                self.refuse_held(w)
         if w is not None and w.thread is not None:
             w.thread.join(10)  # it sends the cancelled idle before we answer
         with self.lock:
@@ -471,6 +505,7 @@ class Agent:
             if w is not None:
                 w.cancel.set()
                 w.queue.clear()
+                self.refuse_held(w)
         if w is not None and w.thread is not None:
             w.thread.join(10)
         with self.lock:
@@ -515,9 +550,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--persist", metavar="DIR", help="keep sessions in DIR (shared by every process given it)")
     ap.add_argument("--minimal", action="store_true", help="advertise only the required capabilities")
+    ap.add_argument("--hold", action="store_true",
+                    help="hold a prompt sent while work runs until that work ends (default: it joins the work)")
     args = ap.parse_args()
     store = DirStore(args.persist) if args.persist else MemoryStore()
-    Agent(store, args.minimal).serve()
+    Agent(store, args.minimal, args.hold).serve()
 
 
 if __name__ == "__main__":
