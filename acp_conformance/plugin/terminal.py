@@ -78,8 +78,9 @@ def _not_exercised_lines(tr, v) -> None:
                 chose.setdefault(rv.reason.removeprefix("not exercised: ")[:160], []).append(rv.rule.id)
     if not groups and not chose:
         return
+    coverage = ", but --acp-require-coverage is on" if v.require_coverage else ""
     tr.line(f"  not exercised (the target never created the situation, or made a legal choice that kept the "
-            f"rule from being judged; they do not block{', but --acp-require-coverage is on' if v.require_coverage else ''}):")
+            f"rule from being judged; they do not block{coverage}):")
     for reach, ids in groups.items():
         tr.line(f"    {', '.join(ids)}: reached by {reach}")
     for why, ids in chose.items():
