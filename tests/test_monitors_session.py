@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from acp_conformance.rules.findings import FAIL, NOT_TESTED, PASS, SKIP, WARN
+from acp_conformance.rules.findings import FAIL, INFO, NOT_EXERCISED, NOT_TESTED, PASS, SKIP, WARN
 from monitor_transcripts import A, C, run, upd
 
 INIT = (C({"jsonrpc": "2.0", "id": 0, "method": "initialize",
@@ -253,6 +253,18 @@ def test_list_loads_nothing():
     assert FAIL in st(run(t + ok(2, {"messageId": "m"})), "LIST-006")
 
 
+def test_a_new_process_listing_none_of_the_earlier_sessions_leaves_list_006_not_exercised():
+    """Issue 25: an agent keeping sessions in memory lists none of the earlier process's sessions in a new one:
+    no session was only listed, which is its right, so LIST-006 is not exercised (it was left not-tested)."""
+    t = (init() + new(1, "s1") + "# --- new connection\n" + init()
+         + req(1, "session/list", {"cwd": "/p"}) + ok(1, {"sessions": []})
+         + req(2, "session/prompt", {"sessionId": "s1", "prompt": [{"type": "text", "text": "x"}]}) + err(2, -32002))
+    assert st(run(t), "LIST-006") == {NOT_EXERCISED}
+    # listing it (a persisting agent) exercises the rule as before
+    t2 = t.replace('"id":1,"result":{"sessions":[]}', '"id":1,"result":{"sessions":[{"sessionId":"s1","cwd":"/p"}]}')
+    assert st(run(t2), "LIST-006") == {PASS}
+
+
 def test_delete_rules():
     t = (init() + new(1, "s1")
          + req(2, "session/delete", {"sessionId": "s1"}) + ok(2, {})
@@ -267,6 +279,36 @@ def test_delete_rules():
     assert FAIL in st(f, "DELETE-001")
     f = run(init({"session": {}}) + req(1, "session/delete", {"sessionId": "x"}) + err(1, -32601))
     assert st(f, "DELETE-003") == {PASS} and st(f, "DELETE-001") == {SKIP}
+
+
+def test_delete_is_proven_by_a_complete_listing_of_the_sessions_directory():
+    """Issue 25: with a store shared by other runs the whole list has more than one page, so the suite lists
+    the deleted session's directory: a complete listing of that cwd without it passes DELETE-001 (it was
+    left not-tested); one that still holds it fails; another directory's listing proves nothing."""
+    t = (init() + new(1, "s1")
+         + req(2, "session/delete", {"sessionId": "s1"}) + ok(2, {})
+         + req(3, "session/list", {"cwd": "/p"}) + ok(3, {"sessions": []}))
+    assert st(run(t), "DELETE-001") == {PASS}
+    assert FAIL in st(run(t.replace('"id":3,"result":{"sessions":[]}',
+                                    '"id":3,"result":{"sessions":[{"sessionId":"s1","cwd":"/p"}]}')), "DELETE-001")
+    assert PASS not in st(run(t.replace('"session/list","params":{"cwd":"/p"}', '"session/list","params":{"cwd":"/q"}')), "DELETE-001")
+    # a first page (nextCursor) of the whole list proves nothing either
+    assert PASS not in st(run(t.replace('"session/list","params":{"cwd":"/p"}', '"session/list","params":{}').replace(
+        '"id":3,"result":{"sessions":[]}', '"id":3,"result":{"sessions":[],"nextCursor":"c2"}')), "DELETE-001")
+
+
+def test_first_pages_differing_only_in_sessions_of_other_processes_are_noted():
+    """Issue 25: two first pages that differ only in sessions this connection never created (a store shared
+    with other processes changed between them) say nothing of the cursor: noted, not warned. A difference in
+    a session of this connection still warns (wire2-list-004-null-cursor-empty)."""
+    mine, other = {"sessionId": "s1", "cwd": "/p"}, {"sessionId": "x9", "cwd": "/q"}
+    t = (init() + new(1, "s1")
+         + req(2, "session/list", {}) + ok(2, {"sessions": [mine]})
+         + req(3, "session/list", {"cursor": None, "cwd": None}) + ok(3, {"sessions": [mine, other]}))
+    f = run(t)
+    assert WARN not in st(f, "LIST-004") and INFO in st(f, "LIST-004")
+    f = run(t.replace('"id":3,"result":{"sessions":[{"sessionId":"s1","cwd":"/p"},', '"id":3,"result":{"sessions":['))
+    assert WARN in st(f, "LIST-004")
 
 
 def test_delete_with_a_sessionid_that_is_not_a_string_deletes_no_session():

@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from monitor_transcripts import INIT, assert_fails, bad, run, statuses  # noqa: E402
 
 from acp_conformance.plugin import _negotiated_v1  # noqa: E402
-from acp_conformance.rules.findings import FAIL, INFO, PASS, WARN  # noqa: E402
+from acp_conformance.rules.findings import FAIL, INFO, NOT_EXERCISED, PASS, WARN  # noqa: E402
 from acp_conformance.wire.transcript import RECEIVED, SENT, Frame  # noqa: E402
 
 
@@ -82,8 +82,28 @@ def test_v2_batch_refusal_passes_and_batch_members_are_not_owed_answers():
 def test_the_older_json_rpc_batch_reading_is_noted_never_failed():
     f = run(BATCHES)
     assert not bad(f), [(x.rule, x.status, x.message) for x in f if x.status in (FAIL, WARN)]
-    assert INFO in statuses(f, "TRANSPORT-012") and FAIL not in statuses(f, "TRANSPORT-012")
+    # the target's legal choice: not exercised (never blocking, never not-tested), with the reading as reason
+    assert NOT_EXERCISED in statuses(f, "TRANSPORT-012") and FAIL not in statuses(f, "TRANSPORT-012")
     assert PASS in statuses(f, "TRANSPORT-006") and PASS in statuses(f, "TRANSPORT-009")
+
+
+def test_batch_members_answered_on_lines_of_their_own_are_the_older_reading_not_a_refusal():
+    """Issue 25: an agent answering each member on its own line gives the invalid entry its -32600 with id
+    null (JSON-RPC 2.0 § 6) beside the served request: that is the member's answer, not a refusal of the
+    whole batch, so TRANSPORT-012 notes the older reading (it failed as 'both refused and served')."""
+    f = run(BATCHES.replace(
+        'A->C [{"jsonrpc":"2.0","id":20,"result":{"sessions":[]}},{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}]',
+        'A->C {"jsonrpc":"2.0","id":20,"result":{"sessions":[]}}\n'
+        'A->C {"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}'))
+    assert not bad(f), [(x.rule, x.status, x.message) for x in f if x.status in (FAIL, WARN)]
+    assert NOT_EXERCISED in statuses(f, "TRANSPORT-012") and FAIL not in statuses(f, "TRANSPORT-012")
+    # a second refusal beyond the one invalid entry is a refusal of the whole batch: both readings at once
+    f = run(BATCHES.replace(
+        'A->C [{"jsonrpc":"2.0","id":20,"result":{"sessions":[]}},{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}]',
+        'A->C {"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}\n'
+        'A->C {"jsonrpc":"2.0","id":20,"result":{"sessions":[]}}\n'
+        'A->C {"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}'))
+    assert FAIL in statuses(f, "TRANSPORT-012")
 
 
 def test_a_batch_without_any_answer_fails_transport_012():

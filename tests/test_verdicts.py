@@ -8,6 +8,10 @@ from acp_conformance.rules.verdicts import compute
 CAT = load_catalog()
 
 
+def _rule(v, rid):
+    return next(r for r in v.rules if r.rule.id == rid)
+
+
 def status(v, rid):
     return next(r for r in v.rules if r.rule.id == rid).status
 
@@ -127,6 +131,31 @@ def test_a_test_skipped_for_a_situation_the_target_never_created_does_not_make_i
     bound = {"TOOL-001": ["t1"], "TOOL-007": ["t1"]}
     v = compute(CAT, [], {"TOOL-001", "TOOL-007"}, bound, skipped, side="agent")
     assert status(v, "TOOL-001") == NOT_EXERCISED  # a target rule: the target's right
-    assert status(v, "TOOL-007") == NOT_TESTED  # a suite rule: the suite should have reached it elsewhere
+    # a suite rule whose only test waited for what this target legally never did: not exercised in this run,
+    # with the test's reason (it was not-tested with a reason saying "not exercised", issue 25)
+    assert status(v, "TOOL-007") == NOT_EXERCISED
+    assert _rule(v, "TOOL-007").reason.startswith(NOT_EXERCISED_SKIP) and _rule(v, "TOOL-007").creator == "suite"
+    assert v.conformant
+    # one bound test that did not reach it for another reason (no skip): the suite's miss, inconclusive
+    v = compute(CAT, [], {"TOOL-007"}, {"TOOL-007": ["t1", "t2"]}, skipped, side="agent")
+    assert status(v, "TOOL-007") == NOT_TESTED and not v.conformant
     v = compute(CAT, [], {"TOOL-001"}, bound, {"t1": "session.delete not advertised"}, side="agent")
     assert status(v, "TOOL-001") == SKIP
+
+
+def test_a_legal_choice_of_the_target_makes_a_suite_rule_not_exercised_with_its_reason():
+    """Issue 25: whether the suite could create a rule's situation is judged per run. A monitor that saw the
+    target take a legal way round the rule (the older batch reading; -32002 for a session it does not keep in
+    a new process) reports not-exercised: the rule says why and does not block, though the suite creates its
+    situation. A pass elsewhere wins; a suite miss elsewhere (not-tested) still makes the run inconclusive."""
+    older = Finding("TRANSPORT-012", NOT_EXERCISED, "answered member by member: the older reading", test="t1")
+    v = compute(CAT, [older], {"TRANSPORT-012"}, {"TRANSPORT-012": ["t1"]}, {}, side="agent")
+    r = _rule(v, "TRANSPORT-012")
+    assert r.status == NOT_EXERCISED and r.reason == older.message and r.creator == "suite"
+    assert v.conformant and not v.blocking_failures
+    v = compute(CAT, [older, Finding("TRANSPORT-012", PASS, "refused whole", test="t2")], {"TRANSPORT-012"},
+                {}, {}, side="agent")
+    assert status(v, "TRANSPORT-012") == PASS
+    v = compute(CAT, [older, Finding("TRANSPORT-012", NOT_TESTED, "no answer to read", test="t2")],
+                {"TRANSPORT-012"}, {}, {}, side="agent")
+    assert status(v, "TRANSPORT-012") == NOT_TESTED and not v.conformant

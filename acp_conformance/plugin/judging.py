@@ -92,11 +92,37 @@ def _decide(state: SuiteState, facts: RunFacts, outcome: TestOutcome) -> Decisio
     if not blocking and facts.target_may_decline and _target_never_did_it(state, facts.rules, result):
         return Decision("skip", f"{NOT_EXERCISED_SKIP}the target never did what this scenario waits for "
                                 f"({' '.join(facts.rules)}): {outcome.error}")
-    if blocking or outcome.error:
+    if blocking:
+        return _fail(explain(state, blocking, result, facts.frames, facts.transcript or ""))
+    if outcome.error and _ran_out_of_time(result):
+        # nothing it saw blocks and the target was still there: not a failure (a turn longer than the wait is
+        # legal); its rules stay not-tested, and the skip says what to change
+        return Decision("skip", incomplete(state, outcome.error, result))
+    if outcome.error:  # the target went away, or a step was refused: the test says how
         return _fail(explain(state, blocking, result, facts.frames, facts.transcript or ""))
     if waived:
         return Decision("xfail", _waived_reason(state, waived))
     return Decision("pass")
+
+
+INCOMPLETE = "incomplete: "  # how a test whose scenario ran out of time, and saw nothing blocking, ends
+
+
+def _ran_out_of_time(result) -> bool:
+    """The scenario stopped at a wait's (or the test's) timeout while the target was still running."""
+    return (getattr(result, "error_kind", None) in ("timeout", "test-timeout")
+            and not getattr(result, "target_gone", False))
+
+
+def incomplete(state: SuiteState, error: str, result) -> str:
+    """The skip reason of a run that ran out of time, with what the user can change. A test fails only where a
+    finding blocks (pytest's outcome and the verdict agree); its unreached rules stay not-tested."""
+    r = state.run
+    wait = (f"--acp-test-timeout, now {r.test_timeout:g} s" if result.error_kind == "test-timeout"
+            else f"--acp-timeout, now {r.timeout:g} s")
+    return (f"{INCOMPLETE}the scenario could not be completed and no finding blocks: {error}; if the agent was "
+            f"still working (a turn longer than the wait), give the prompt option this scenario uses "
+            f"(--acp-long-prompt, --acp-tool-prompt, ...) a text whose turn ends sooner, or wait longer ({wait})")
 
 
 def _target_never_did_it(state: SuiteState, rules: list[str], result) -> bool:

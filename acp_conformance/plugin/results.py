@@ -41,10 +41,19 @@ def judge_suite(state: SuiteState):
     """The run's verdict over every collected outcome (the same policy as each test's)."""
     from ..rules.monitors import checked_on
     from ..rules.verdicts import compute
+    from ..rules.findings import NOT_TESTED
     r = state.run
-    return compute(state.catalog, state.findings, set(checked_on(state.side)), state.bound, state.skipped,
-                   strict=r.strict, side=state.side, not_observable=load_not_observable(),
-                   waivers=r.waivers, require_coverage=r.require_coverage)
+    verdict = compute(state.catalog, state.findings, set(checked_on(state.side)), state.bound, state.skipped,
+                      strict=r.strict, side=state.side, not_observable=load_not_observable(),
+                      waivers=r.waivers, require_coverage=r.require_coverage)
+    for v in verdict.rules:  # an inconclusive rule says which of its tests could not be completed, and why
+        if v.checked and v.status == NOT_TESTED:
+            stuck = next((t for t in v.tests if t in state.errors), None)
+            if stuck is not None:
+                v.reason = (f"{v.reason}; {stuck.rsplit('::', 1)[-1]} could not be completed: "
+                            f"{state.errors[stuck][:300]} (if the agent was still working: a longer --acp-timeout, "
+                            "or a prompt option whose turn ends sooner)")
+    return verdict
 
 
 def report_extra(state: SuiteState) -> dict[str, Any]:

@@ -69,12 +69,19 @@ def _driven_again_lines(tr, state: SuiteState) -> None:
 def _not_exercised_lines(tr, v) -> None:
     """The rules the target never gave a chance, grouped by what would reach them (one line per group)."""
     groups: dict[str, list[str]] = {}
+    chose: dict[str, list[str]] = {}  # situations the suite creates, kept from judgement by a legal choice
     for rv in v.rules:
         if rv.checked and rv.status == "not-exercised":
-            groups.setdefault(rv.rule.reach or "a target that creates the situation", []).append(rv.rule.id)
-    if not groups:
+            if rv.rule.reach and rv.creator != "suite":
+                groups.setdefault(rv.rule.reach, []).append(rv.rule.id)
+            else:
+                chose.setdefault(rv.reason.removeprefix("not exercised: ")[:160], []).append(rv.rule.id)
+    if not groups and not chose:
         return
-    tr.line(f"  not exercised (the target never created the situation; they do not block"
-            f"{', but --acp-require-coverage is on' if v.require_coverage else ''}):")
+    coverage = ", but --acp-require-coverage is on" if v.require_coverage else ""
+    tr.line(f"  not exercised (the target never created the situation, or made a legal choice that kept the "
+            f"rule from being judged; they do not block{coverage}):")
     for reach, ids in groups.items():
         tr.line(f"    {', '.join(ids)}: reached by {reach}")
+    for why, ids in chose.items():
+        tr.line(f"    {', '.join(ids)}: {why}")

@@ -20,7 +20,7 @@ from typing import Any, Iterable
 from ..protocol.schema import Schema, cached_schema
 from ..wire.transcript import Frame
 from .catalog import load_catalog
-from .findings import FAIL, INFO, NOT_TESTED, PASS, WARN, Finding
+from .findings import FAIL, INFO, NOT_EXERCISED, NOT_TESTED, PASS, WARN, Finding
 # the reading's vocabulary, re-exported: monitors import it from here
 from .reading import BATCH, INVALID, NOTIFICATION, REQUEST, RESPONSE, UNPARSED, Reading, Rpc, classify  # noqa: F401
 from .sessions import SessionModel
@@ -147,3 +147,8 @@ class Monitor:
 
     def untested(self, rule: str, message: str, frames: Iterable[Frame | int] = ()) -> Finding:
         return self.ctx.report(rule, NOT_TESTED, message, self.expected.get(rule, ""), frames)
+
+    def not_exercised(self, rule: str, message: str, frames: Iterable[Frame | int] = ()) -> Finding:
+        """The situation arose but a legal choice of this target kept the rule from being judged (the older
+        batch reading, a session it does not keep for this form of resume): not-exercised, never blocking."""
+        return self.ctx.report(rule, NOT_EXERCISED, message, self.expected.get(rule, ""), frames)

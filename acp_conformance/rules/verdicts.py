@@ -11,10 +11,16 @@
   cancel...) whose situation never arose is ``not-exercised``: the target never did what the rule is
   about, which is its right. It does not block unless ``require_coverage`` (certification), and a waiver
   may name it with a reason ("we never create terminals"). Coverage = checked rules exercised / checked.
+  Whether the suite could create a situation is judged per run: a monitor that saw a legal choice of this
+  target keep a ``suite`` rule from being judged (the older batch reading) reports it ``not-exercised``,
+  with the choice as the reason, and it does not block either.
 * Observed traffic (``observed=True``: ``tap`` and ``check``): nobody scripted the session, so a rule is
   pass, fail or warn where its situation arose and ``not-exercised`` everywhere else, never ``not-tested``.
 * A rule the suite has no check for yet is listed as such and left out of the verdict.
-* A rule whose every bound test was skipped (a capability the target does not advertise) is ``skip``.
+* A rule whose every bound test was skipped (a capability the target does not advertise) is ``skip``;
+  skipped because of a legal choice of this target (``NOT_EXERCISED_SKIP``: it kept no session for a new
+  process, never made the tool call a test waits for), ``not-exercised`` with that reason, whoever creates
+  the rule's situation elsewhere: whether the suite could create it is judged per run, not per rule.
 * Waivers (--acp-expected-failures): a waived rule that fails, is flaky or warns is ``xfail`` and does
   not count; a waived rule that passes is a stale waiver, which fails the run (not the conformance).
 """
@@ -204,12 +210,14 @@ def compute(catalog: dict[str, Rule], findings: Iterable[Finding], checked: set[
         is_checked = rule.id in checked
         if counted:
             status, reason = worst(counted), ""
-            if status == NOT_TESTED:  # say why: what the monitor saw, and what would exercise the rule
-                reason = next(f.message for f in fs if level_status(rule, f.status) == NOT_TESTED)
+            if status in (NOT_TESTED, NOT_EXERCISED):  # say why: what the monitor saw (a legal choice of the
+                # target that kept the rule from being judged), and what would exercise the rule
+                reason = next(f.message for f in fs if level_status(rule, f.status) == status)
         elif tests and all(t in skipped_tests for t in bound_tests.get(rule.id, [])) and bound_tests.get(rule.id):
             reasons = sorted({skipped_tests[t] for t in bound_tests[rule.id]})
-            # a test skipped because the target never did what it waits for did not make the rule inapplicable
-            status = NOT_TESTED if all(r.startswith(NOT_EXERCISED_SKIP) for r in reasons) else SKIP
+            # a test skipped because of a legal choice of this target (it kept no session for a new process,
+            # made no tool call...) did not make the rule inapplicable: the situation was not exercised
+            status = NOT_EXERCISED if all(r.startswith(NOT_EXERCISED_SKIP) for r in reasons) else SKIP
             reason = "; ".join(reasons)
         else:
             status = NOT_TESTED
@@ -227,6 +235,8 @@ def compute(catalog: dict[str, Rule], findings: Iterable[Finding], checked: set[
             else:
                 reason = "no test exercised this rule"
         creator = rule.creator_on(side)
+        if not is_checked and status == NOT_EXERCISED:
+            status = NOT_TESTED
         if is_checked and (status == NOT_TESTED and (creator == TARGET or observed) or status == SKIP and observed):
             status = NOT_EXERCISED
             if observed:

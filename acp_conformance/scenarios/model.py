@@ -20,12 +20,12 @@ STEPS: dict[str, set[str]] = {
     "new_session": {"cwd", "params", "save", "expect", "mkdir"},
     "prompt": {"session", "text", "blocks", "key", "save", "wait", "expect"},
     "await": {"response", "idle", "after", "update", "permission", "timeout", "optional", "save"},
-    "cancel": {"session"},
+    "cancel": {"session", "if_working"},  # if_working: only while the session still owes an idle
     "resume": {"session", "replay", "cwd", "params", "save", "expect", "wait"},
     "close": {"session", "save", "wait"},
     "request": {"method", "params", "id", "save", "wait", "expect"},
     "notify": {"method", "params"},
-    "raw": {"line", "b64"},  # b64: bytes that are not UTF-8 (written as decoded, one line)
+    "raw": {"line", "b64", "answer"},  # b64: bytes that are not UTF-8 (written as decoded, one line); answer: an id
     "restart": {"env"},
     "settle": {"seconds"},
     "note": {"text"},

@@ -7,6 +7,7 @@ from typing import Any
 
 from ..rules.verdicts import NOT_EXERCISED_SKIP
 from ..wire.transcript import EV_NOTE
+from .idle_owed import _IdleOwed
 from .model import Step
 from .run_types import HarnessError, ScenarioAbort, ScenarioSkip
 from .target_requests import _permission_outcome
@@ -41,6 +42,10 @@ class SendSteps:
 
     async def _step_cancel(self, a: dict[str, Any], step: Step) -> None:
         sid = a.get("session")
+        if a.get("if_working") and not _IdleOwed(sid, self.transcript.frames).owed():
+            # the scenario has what it needs and the work already ended: nothing to cancel
+            self.transcript.event(EV_NOTE, text=f"{step.describe()} left out: the work of {sid} had ended")
+            return
         f = await self.peer.notify("session/cancel", {"sessionId": sid})
         if isinstance(sid, str):
             self.last_sent[sid] = f.seq
@@ -106,7 +111,13 @@ class SendSteps:
             return
         if not isinstance(line, str):
             raise HarnessError(f"{step.describe()}: raw needs a line (string) or b64 (base64 bytes)")
+        mark = len(self.transcript.frames)
         await self.peer.send_raw(line.encode("utf-8"))
+        if "answer" in a:  # the line is a request: wait for its answer (by id) before the next step
+            want = a["answer"]
+            await self.peer.wait_for(lambda f: isinstance(f.msg, dict) and "method" not in f.msg
+                                     and f.msg.get("id") == want, self._timeout(), f"the answer to {want!r}",
+                                     since=mark)
 
     async def _step_set_config(self, a: dict[str, Any], step: Step) -> None:
         """session/set_config_option on the first advertised option of kind ``pick`` (select | boolean).

@@ -75,7 +75,9 @@ class SessionListMonitor(ConnMonitor):
         first_pages: list[tuple[Msg, list[str]]] = []  # (response, ids) of lists without cursor and cwd
         listed_only: dict[str, Msg] = {}  # listed here, not created/resumed here: sid -> the list response
         deleted: dict[str, Msg] = {}  # sid -> the successful delete response
+        cwds: dict[str, Any] = {}  # sid -> the cwd it was created with here
         delete_caps = None
+        lists, foreign = [], False  # session/list answers here; did one list a session not created/resumed here?
         for m in log.msgs:
             if m.direction == SENT:
                 if m.kind == REQUEST and m.method != "session/list":
@@ -90,8 +92,12 @@ class SessionListMonitor(ConnMonitor):
                     sess = caps.get("session") if isinstance(caps, dict) else None
                     delete_caps = isinstance(sess, dict) and isinstance(sess.get("delete"), dict)
                     self.caps = {"delete": delete_caps}
+                elif m.method == "session/new" and isinstance(m.result, dict):
+                    cwds[m.result.get("sessionId")] = p.get("cwd")
                 elif m.method == "session/list":
-                    self._list(m, p, first_pages, _created(model, m), listed_only, deleted)
+                    self._list(m, p, first_pages, _created(model, m), listed_only, deleted, cwds)
+                    lists.append(m)
+                    foreign = foreign or bool(listed_only)
                 elif m.method == "session/delete":
                     self._delete(m, p, delete_caps, deleted)
                 elif m.method == "session/resume" and req.session_id in deleted and delete_caps:
@@ -120,7 +126,15 @@ class SessionListMonitor(ConnMonitor):
                             fr([m, lr]))
                 listed_only.pop(su[0], None)
 
-    def _list(self, m: Msg, p: dict, first_pages: list, created: set, listed_only: dict, deleted: dict) -> None:
+        if log.conn > 0 and lists and not foreign:
+            # a new process that lists none of the sessions of the processes before it keeps them in memory
+            # only (its right): no session was only listed here, so LIST-006 has nothing to judge
+            self.not_exercised("LIST-006", f"session/list in this new process (t={lists[0].t:.2f}) listed no "
+                               "session it had not created or resumed: the agent does not keep sessions beyond "
+                               "a process, so no session was only listed.", fr(lists[:1]))
+
+    def _list(self, m: Msg, p: dict, first_pages: list, created: set, listed_only: dict, deleted: dict,
+              cwds: dict) -> None:
         cursor, cwd = p.get("cursor"), p.get("cwd")
         label = f"session/list {js(p, 120)} (t={m.request.t:.2f})"
         if cursor == INVALID_CURSOR:
@@ -164,9 +178,16 @@ class SessionListMonitor(ConnMonitor):
         if cursor is None and cwd is None:
             for other, oids in first_pages:
                 if set(oids) != set(ids):
-                    self.warned("LIST-004", f"{label} and the first-page request at t={other.request.t:.2f} "
-                                f"({js(other.request.params, 80)}) listed different sessions: {js(ids, 120)} vs "
-                                f"{js(oids, 120)}.", fr([m, other]))
+                    differ = f"{label} and the first-page request at t={other.request.t:.2f} " \
+                             f"({js(other.request.params, 80)}) listed different sessions"
+                    if ids and oids and not (set(ids) ^ set(oids)) & created:
+                        # only sessions of others differ: a store shared with other processes changed between
+                        # the two requests (legal), which says nothing of how the cursor was read
+                        self.noted("LIST-004", f"{differ}, only sessions this connection did not create: "
+                                   f"{js(sorted(set(ids) ^ set(oids)), 120)} (a store shared with other "
+                                   "processes may have changed); not judged.", fr([m, other]))
+                        break
+                    self.warned("LIST-004", f"{differ}: {js(ids, 120)} vs {js(oids, 120)}.", fr([m, other]))
                     break
                 self.pass_few("LIST-004", f"{label} and {js(other.request.params, 80)} (t={other.request.t:.2f}) "
                               "both gave the same first page.", [m, other])
@@ -186,7 +207,10 @@ class SessionListMonitor(ConnMonitor):
                 self.failed("DELETE-001", f"{label} still lists {sid!r}, deleted at t={d.t:.2f}.", fr([m, d]))
         if nc is None:  # a complete listing (or its last page): deleted sessions are absent
             for sid, d in deleted.items():
-                if sid not in ids and cursor is None and cwd is None:
+                # the whole list, or the whole of the session's directory (a store shared with other runs
+                # may hold more sessions than one page)
+                whole = cwd is None or (isinstance(cwds.get(sid), str) and norm(cwds[sid]) == norm(cwd))
+                if sid not in ids and cursor is None and whole:
                     self.pass_few("DELETE-001", f"{label}: {sid!r}, deleted at t={d.t:.2f}, is no longer listed.",
                                   [m, d], key=sid)
 

@@ -248,9 +248,10 @@ class ResumeLifecycleMonitor(ConnMonitor):
                             f"(t={x.t:.2f}).", fr([x, resp, r.req]))
             else:
                 self.pass_few("RESUME-007", f"{label} was rejected with -32602, nothing replayed.", [resp, r.req])
-        elif resp.error_code == -32002:
-            self.noted("RESUME-007", f"{label} was answered -32002 (session not found), so the cursor was not "
-                       "judged.", fr([resp, r.req]))
+        elif resp.error_code == -32002:  # the agent does not keep the session for this form of resume: its right
+            self.not_exercised("RESUME-007", f"{label} was answered -32002 (session not found): the agent does "
+                               "not keep the session for this form of resume, so the cursor was not judged.",
+                               fr([resp, r.req]))
         else:
             self.failed("RESUME-007", f"{label} was answered with error {js(resp.error)}, not -32602.",
                         fr([resp, r.req]))

@@ -214,21 +214,26 @@ class WireTransportMonitor(FrameLogMixin, ConnMonitor):
         served = [r for m in members for r in m.responses]  # answers paired with a member's id
         refusals = [a for a in answers if a not in served and null_error(a.msg, -32600) is None]
         older = served or [a for a in answers if isinstance(a.msg, list)]
+        if older and len(refusals) <= invalid and not any(isinstance(a.msg, list) for a in answers):
+            # answered one by one, each invalid entry gets its own -32600 with id null (JSON-RPC 2.0 § 6):
+            # those refusals are the members' answers, not a refusal of the whole batch
+            refusals = []
         if older and refusals:
             self.failed("TRANSPORT-012", f"{label} was both refused as a whole ({js(refusals[0].msg, 120)}) and "
                         f"served member by member ({js(older[0].msg, 120)}): one reading or the other, not both.",
                         fr([refusals[0], older[0], s.frame]))
-        elif older:
-            self.noted("TRANSPORT-012", f"{label} was answered member by member ({js(older[0].msg, 120)}): the "
-                       "older JSON-RPC 2.0 batch reading. ACP v2 removed batches: a batch is one invalid request, "
-                       "answered by a single -32600 with id null (informational, not failed).", fr([older[0], s.frame]))
+        elif older:  # a legal choice of this target: the v2 rule was not exercised, nothing failed
+            self.not_exercised("TRANSPORT-012", f"{label} was answered member by member ({js(older[0].msg, 120)}): "
+                               "the older JSON-RPC 2.0 batch reading. ACP v2 removed batches: a batch is one invalid "
+                               "request, answered by a single -32600 with id null (not exercised, not failed).",
+                               fr([older[0], s.frame]))
         elif len(refusals) == 1:
             self.pass_few("TRANSPORT-012", f"{label} was refused as one invalid request: a single -32600 with id "
                           "null, no member served.", [refusals[0], s.frame])
         elif refusals:
-            self.noted("TRANSPORT-012", f"{label} got {len(refusals)} -32600 answers with id null (one per invalid "
-                       "entry, the older JSON-RPC 2.0 reading; v2 expects a single one): informational.",
-                       fr([refusals[0], s.frame]))
+            self.not_exercised("TRANSPORT-012", f"{label} got {len(refusals)} -32600 answers with id null (one per "
+                               "invalid entry, the older JSON-RPC 2.0 reading; v2 expects a single one): not "
+                               "exercised, not failed.", fr([refusals[0], s.frame]))
         elif s.maybe:
             self.noted("TRANSPORT-012", f"{label}: an id-null answer at t={s.maybe[0].t:.2f} may be its answer but "
                        "could not be paired with it; not judged.", fr([s.maybe[0], s.frame]))
@@ -240,9 +245,9 @@ class WireTransportMonitor(FrameLogMixin, ConnMonitor):
                         "(id null), and even the older JSON-RPC 2.0 reading answers its requests and invalid "
                         "entries.", [s.frame])
         else:
-            self.noted("TRANSPORT-012", f"{label} holds only notifications and got no answer: the older JSON-RPC "
-                       "2.0 reading (an all-notification batch produces no output); ACP v2 expects one -32600 "
-                       "(informational).", [s.frame])
+            self.not_exercised("TRANSPORT-012", f"{label} holds only notifications and got no answer: the older "
+                               "JSON-RPC 2.0 reading (an all-notification batch produces no output); ACP v2 expects "
+                               "one -32600 (not exercised, not failed).", [s.frame])
 
     def _roundtrip(self, log: ConnLog) -> None:
         prompts: dict[Any, list[Msg]] = {}  # sessionId -> the suite's prompts, in order
