@@ -177,7 +177,11 @@ def agent_env(url: str, key: str = DUMMY_KEY, claude_config_dir: Path | None = N
         **({"CLAUDE_CONFIG_DIR": str(claude_config_dir)} if claude_config_dir else {}),
         # OpenAI clients; codex-acp reads its Codex provider from CODEX_CONFIG (the Codex CLI ignores OPENAI_BASE_URL)
         "OPENAI_BASE_URL": f"{url}/v1", "OPENAI_API_KEY": key, "CODEX_API_KEY": key,
-        "CODEX_CONFIG": json.dumps({"model_provider": "acp_model", "model_providers": {"acp_model": codex_provider}}),
+        "CODEX_CONFIG": json.dumps({"model_provider": "acp_model", "model_providers": {"acp_model": codex_provider},
+                                    "check_for_update_on_startup": False, "analytics": {"enabled": False}}),
+        # codex-acp's default mode ("agent", auto review) has the model review an escalation instead of asking the
+        # user (the client): no permission request would reach the suite. "workspace-write" asks the user.
+        "INITIAL_AGENT_MODE": "workspace-write",
         # nothing else may leave the machine
         "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost",
     }
