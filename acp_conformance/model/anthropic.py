@@ -108,9 +108,7 @@ def stream(body: dict, step: Step, blocks: list[dict]) -> Iterator[bytes]:
     if step.kind == "stream":
         yield _event("content_block_start", {"type": "content_block_start", "index": 0,
                                              "content_block": {"type": "text", "text": ""}})
-        deadline, n = time.monotonic() + scripts.STREAM_LIMIT, 0
-        while time.monotonic() < deadline:
-            n += 1
+        for n in range(1, scripts.LONG_CHUNKS + 1):
             yield _event("content_block_delta", {"type": "content_block_delta", "index": 0,
                                                  "delta": {"type": "text_delta", "text": f"{n}\n"}})
             time.sleep(scripts.STREAM_INTERVAL)

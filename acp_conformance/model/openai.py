@@ -157,9 +157,7 @@ def _sse(data: dict, event: str | None = None) -> bytes:
 
 
 def _long_text() -> Iterator[str]:
-    deadline, n = time.monotonic() + scripts.STREAM_LIMIT, 0
-    while time.monotonic() < deadline:
-        n += 1
+    for n in range(1, scripts.LONG_CHUNKS + 1):
         yield f"{n}\n"
         time.sleep(scripts.STREAM_INTERVAL)
 

@@ -22,7 +22,7 @@ class Step:
 
 SCRIPTS: dict[str, tuple[Step, ...]] = {
     "plain": (Step("text", "Hello from the scripted model."),),
-    "long": (Step("stream"),),
+    "long": (Step("stream"),),  # LONG_CHUNKS chunks, STREAM_INTERVAL apart
     "tool": (Step("tool", tool="read"), Step("text", "I read the file.")),
     "permission": (Step("tool", tool="edit"), Step("text", "The edit is done.")),
     "terminal": (Step("tool", tool="shell"), Step("text", "The command ran.")),
@@ -42,8 +42,11 @@ KEYWORDS: tuple[tuple[str, str], ...] = (
 )
 # the answer to a request that offers no tools (a title, a summary): never a long or failing turn
 SIDE_REPLY = "Conformance session"
-STREAM_INTERVAL = 0.05  # seconds between the chunks of a long reply
-STREAM_LIMIT = 600.0  # a long reply ends by itself after this long, should nobody cancel it
+# a long reply: numbered chunks, like the reference agent's long turn (about 6 s: longer than
+# --acp-work-threshold, shorter than --acp-timeout, so a scenario that waits for its end sees it), unless
+# the client goes away first (a cancelled turn closes its request)
+LONG_CHUNKS = 60
+STREAM_INTERVAL = 0.1  # seconds between the chunks of a long reply
 
 
 def choose(prompt: str) -> str:
