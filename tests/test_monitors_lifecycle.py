@@ -194,6 +194,21 @@ def test_state_003_no_requires_action_warns():
     fails(s, "STATE-003", levels=(WARN,))
 
 
+def test_state_003_requires_action_just_before_the_request_counts():
+    # claude-agent-acp and codex-acp report requires_action, then write the permission request it announces
+    request = A({"jsonrpc": "2.0", "id": 0, "method": "session/request_permission", "params": {
+        "sessionId": "s2", "title": "Edit?", "subject": {"type": "tool_call", "toolCall": {"toolCallId": "c1"}},
+        "options": [{"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+                    {"optionId": "reject", "name": "Reject", "kind": "reject_once"}]}})
+    assert request in BASE
+    s = change(BASE, request + "\n" + st("s2", "requires_action"), st("s2", "requires_action") + "\n" + request)
+    assert statuses(mine(run(s)), "STATE-003") == [PASS]  # the allowed request; the cancelled one never resumed
+    # a requires_action of an earlier wait, with running reported since, does not announce this request
+    s = change(s, st("s2", "requires_action") + "\n" + request, st("s2", "requires_action") + "\n" + st("s2", "running")
+               + "\n" + request)
+    assert WARN in statuses(mine(run(s)), "STATE-003")
+
+
 def test_state_007_cancelled_without_a_stop():
     fails(change(BASE, st("s1", "idle", stopReason="error", error={"code": -32603, "message": "boom"}),
                  st("s1", "idle", stopReason="cancelled")), "STATE-007")
