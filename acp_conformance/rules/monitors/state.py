@@ -53,7 +53,9 @@ def _stop_choice(resp: Msg, req: Msg) -> bool:
         for o in opts or []:
             if isinstance(o, dict) and o.get("optionId") == out.get("optionId"):
                 return not str(o.get("kind", "")).startswith("allow")
-        return False
+        # an option that was not offered allows nothing (PERM-003): an agent that then stops the work (codex-acp:
+        # stopReason "cancelled") ends it on the suite's answer, not by a choice of its own
+        return True
     action = res.get("action")
     return isinstance(action, str) and action in ("decline", "cancel")
 
