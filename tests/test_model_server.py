@@ -61,10 +61,11 @@ def claude_request(text: str, *history: dict, stream: bool = True) -> dict:
 
 
 @pytest.mark.parametrize("kind, script", [("simple", "plain"), ("long", "long"), ("tool", "tool"),
-                                          ("permission", "permission"), ("terminal", "terminal")])
+                                          ("permission", "permission"), ("terminal", "terminal"),
+                                          ("cancellable", "cancellable")])
 def test_the_suites_default_prompts_choose_their_scripts(kind: str, script: str) -> None:
     """--acp-model needs no prompt option: the defaults of --acp-long-prompt, --acp-tool-prompt,
-    --acp-permission-prompt and --acp-terminal-prompt choose the scripts made for them."""
+    --acp-permission-prompt, --acp-terminal-prompt and --acp-cancellable-tool-prompt choose the scripts made for them."""
     assert scripts.choose(DEFAULT_PROMPTS[kind]) == script
 
 
@@ -117,6 +118,8 @@ def test_anthropic_side_requests_and_errors(server: ModelServer) -> None:
     status, _, text = post(server, "/v1/messages", claude_request("Run make test in a terminal.", stream=False))
     message = json.loads(text)
     assert message["stop_reason"] == "tool_use" and message["content"][0]["input"]["command"] == scripts.SHELL_COMMAND
+    status, _, text = post(server, "/v1/messages", claude_request(DEFAULT_PROMPTS["cancellable"], stream=False))
+    assert json.loads(text)["content"][0]["input"]["run_in_background"] is True
 
 
 def test_openai_responses_tool_call_then_text(server: ModelServer) -> None:

@@ -12,7 +12,7 @@ from . import scripts
 from .scripts import Step
 
 # the agent's tool for each kind of step, in order of preference (Claude Code's built-in tools)
-TOOLS = {"read": ("Read",), "edit": ("Write", "Edit"), "shell": ("Bash",), "plan": ("TodoWrite",)}
+TOOLS = {"read": ("Read",), "edit": ("Write", "Edit"), "shell": ("Bash",), "background": ("Bash",), "plan": ("TodoWrite",)}
 _REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.S)
 
 
@@ -63,19 +63,21 @@ def plan(body: dict, raw: str) -> tuple[str, Step, list[dict]]:
             step = Step("text", f"No {step.tool} tool is offered.")
         else:
             return script, step, [{"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:24]}", "name": name,
-                                   "input": tool_input(name, scripts.working_directory(raw))}]
+                                   "input": tool_input(name, scripts.working_directory(raw), step.tool)}]
     if step.kind == "text":
         return script, step, [{"type": "text", "text": step.text}]
     return script, step, []
 
 
-def tool_input(name: str, cwd: str | None) -> dict:
+def tool_input(name: str, cwd: str | None, kind: str = "") -> dict:
     if name == "Read":
         return {"file_path": scripts.tool_path(cwd, scripts.READ_FILE)}
     if name == "Write":
         return {"file_path": scripts.tool_path(cwd, scripts.EDIT_FILE), "content": "written by the scripted model\n"}
     if name == "Edit":
         return {"file_path": scripts.tool_path(cwd, scripts.EDIT_FILE), "old_string": "a", "new_string": "b"}
+    if name == "Bash" and kind == "background":  # Claude Code's background task: a tool call the client can cancel
+        return {"command": scripts.BACKGROUND_COMMAND, "description": "Wait in the background", "run_in_background": True}
     if name == "Bash":
         return {"command": scripts.SHELL_COMMAND, "description": "Print a word"}
     return {"todos": [{"content": c, "status": "pending", "activeForm": c} for c in scripts.PLAN_ITEMS]}

@@ -71,6 +71,8 @@ def _call(kind: str, offered: set[str], cwd: str | None) -> tuple[str, str, str]
     command = {"read": f"cat {scripts.READ_FILE}", "shell": scripts.SHELL_COMMAND,
                "edit": f"echo written by the scripted model > {path}"}.get(kind)
     if "exec" in offered:
+        if command is None and kind != "plan":
+            return None
         if kind == "plan":
             source = ("const r = await tools.update_plan({plan: "
                       + json.dumps([{"step": s, "status": "pending"} for s in scripts.PLAN_ITEMS]) + "});\n")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 class Step:
     kind: str  # "text" | "stream" (text until the client goes away) | "tool" | "error"
     text: str = ""
-    tool: str = ""  # for kind "tool": "read" | "edit" | "shell" | "plan"
+    tool: str = ""  # for kind "tool": "read" | "edit" | "shell" | "background" (a long command left running) | "plan"
     status: int = 0  # for kind "error": the HTTP status
 
 
@@ -26,6 +26,7 @@ SCRIPTS: dict[str, tuple[Step, ...]] = {
     "tool": (Step("tool", tool="read"), Step("text", "I read the file.")),
     "permission": (Step("tool", tool="edit"), Step("text", "The edit is done.")),
     "terminal": (Step("tool", tool="shell"), Step("text", "The command ran.")),
+    "cancellable": (Step("tool", tool="background"), Step("text", "The command runs in the background.")),
     "plan": (Step("tool", tool="plan"), Step("text", "The plan is set.")),
     "error": (Step("error", "The scripted model failed this request on purpose.", status=400),),
 }
@@ -34,6 +35,7 @@ SCRIPTS: dict[str, tuple[Step, ...]] = {
 # with --acp-model those need no option of their own.
 KEYWORDS: tuple[tuple[str, str], ...] = (
     ("permission", "permission"),
+    ("cancellable", "cancellable"),
     ("slowly", "long"),
     ("terminal", "terminal"),
     ("plan", "plan"),
@@ -75,4 +77,5 @@ def tool_path(cwd: str | None, name: str) -> str:
 EDIT_FILE = "acp-model-edit.txt"
 READ_FILE = "notes.txt"
 SHELL_COMMAND = "echo acp-model"
+BACKGROUND_COMMAND = "sleep 30"
 PLAN_ITEMS = ("Read the code", "Make the change", "Run the tests")
