@@ -91,6 +91,22 @@ def without_credentials(home: Path) -> dict[str, str]:
     return env
 
 
+def loopback_only() -> list[str]:
+    """A prefix that runs a command in a network namespace of its own with only the loopback interface up (Linux:
+    ``unshare -n`` as root, ``unshare -rn`` with unprivileged user namespaces): an adapter run inside it shows that
+    --acp-model needs no network beyond 127.0.0.1. Empty where no such namespace can be made."""
+    if shutil.which("unshare") is None or shutil.which("ip") is None:
+        return []
+    for flags in (["-n"], ["-rn"]):
+        prefix = ["unshare", *flags, "sh", "-c", 'ip link set lo up && exec "$@"', "sh"]
+        try:
+            if subprocess.run([*prefix, "true"], capture_output=True, timeout=30).returncode == 0:
+                return prefix
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+    return []
+
+
 def statuses(entry: dict) -> list[str]:
     status = entry["status"]
     return [status] if isinstance(status, str) else list(status)
@@ -176,8 +192,10 @@ def test_interop_target_verdicts(target: str, tmp_path: Path) -> None:
     t = TARGETS[target]
     expected = {rule: statuses(entry) for rule, entry in load_expected()[target].items()}
     if t.sdk == "adapters":  # released agents, without credentials or network: whole turns against the scripted model
-        run = run_suite(list(t.argv), tmp_path, SLOW_START, "--acp-model", timeout=1800,
-                        env=without_credentials(tmp_path / "home"))
+        report_dir, junit = tmp_path / "reports", tmp_path / "junit.xml"
+        cmd = [*loopback_only(), sys.executable, "-m", "pytest", f"--agent-cmd={shlex.join(t.argv)}", "--acp-model",
+               f"--acp-report-dir={report_dir}", f"--junitxml={junit}", "-p", "no:cacheprovider", "-q", SLOW_START]
+        run = run_and_read(cmd, tmp_path, report_dir, junit, timeout=1800, env=without_credentials(tmp_path / "home"))
         assert (run.report_dir / "transcripts" / "model-requests.jsonl").is_file(), \
             f"{target} never called the scripted model; output:\n{run.output[-3000:]}"
     elif t.side == "agent":
