@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from . import anthropic, openai
-from .scripts import Step
 
 LOOPBACK = "127.0.0.1"
 DUMMY_KEY = "acp-model-dummy-key"
@@ -185,9 +184,6 @@ def agent_env(url: str, key: str = DUMMY_KEY, claude_config_dir: Path | None = N
         # nothing else may leave the machine
         "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost",
     }
-
-
-
 
 
 def claude_config(folder: Path) -> Path:
