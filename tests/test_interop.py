@@ -48,7 +48,7 @@ class Target:
 
 
 ADAPTERS = INTEROP / "adapters" / "node_modules" / "@agentclientprotocol"
-# the released v2 adapters, pinned by tests/interop/adapters/package-lock.json
+# the released v2 adapters, pinned by tests/interop/adapters/package-lock.json; run with --acp-model (docs/model.md)
 ADAPTER_VERSIONS = {"claude-agent-acp": "0.101.0", "codex-acp": "2.6.0"}
 
 
@@ -77,8 +77,9 @@ def expected_reason_kind(target: str) -> str | None:
 
 
 def without_credentials(home: Path) -> dict[str, str]:
-    """The adapters' environment: no credentials of the machine's user (an empty HOME, no API keys). As root,
-    Claude Code refuses its permission-bypass mode unless told the machine is a sandbox (IS_SANDBOX=1)."""
+    """The adapters' environment: no credentials of the machine's user (an empty HOME, no API keys; --acp-model
+    then gives the agent the scripted model's URL and a dummy key). As root, Claude Code refuses its
+    permission-bypass mode unless told the machine is a sandbox (IS_SANDBOX=1)."""
     home.mkdir(parents=True, exist_ok=True)
     env = {"HOME": str(home), "ANTHROPIC_API_KEY": "", "CLAUDE_CODE_OAUTH_TOKEN": "", "OPENAI_API_KEY": "",
            "CODEX_API_KEY": ""}
@@ -88,6 +89,22 @@ def without_credentials(home: Path) -> dict[str, str]:
     if os.geteuid() == 0:
         env["IS_SANDBOX"] = "1"
     return env
+
+
+def loopback_only() -> list[str]:
+    """A prefix that runs a command in a network namespace of its own with only the loopback interface up (Linux:
+    ``unshare -n`` as root, ``unshare -rn`` with unprivileged user namespaces): an adapter run inside it shows that
+    --acp-model needs no network beyond 127.0.0.1. Empty where no such namespace can be made."""
+    if shutil.which("unshare") is None or shutil.which("ip") is None:
+        return []
+    for flags in (["-n"], ["-rn"]):
+        prefix = ["unshare", *flags, "sh", "-c", 'ip link set lo up && exec "$@"', "sh"]
+        try:
+            if subprocess.run([*prefix, "true"], capture_output=True, timeout=30).returncode == 0:
+                return prefix
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+    return []
 
 
 def statuses(entry: dict) -> list[str]:
@@ -174,8 +191,13 @@ def test_interop_target_verdicts(target: str, tmp_path: Path) -> None:
     require_sdk(target)
     t = TARGETS[target]
     expected = {rule: statuses(entry) for rule, entry in load_expected()[target].items()}
-    if t.sdk == "adapters":  # released agents, run without credentials: blocked by authentication at the prompt
-        run = run_suite(list(t.argv), tmp_path, SLOW_START, timeout=1800, env=without_credentials(tmp_path / "home"))
+    if t.sdk == "adapters":  # released agents, without credentials or network: whole turns against the scripted model
+        report_dir, junit = tmp_path / "reports", tmp_path / "junit.xml"
+        cmd = [*loopback_only(), sys.executable, "-m", "pytest", f"--agent-cmd={shlex.join(t.argv)}", "--acp-model",
+               f"--acp-report-dir={report_dir}", f"--junitxml={junit}", "-p", "no:cacheprovider", "-q", SLOW_START]
+        run = run_and_read(cmd, tmp_path, report_dir, junit, timeout=1800, env=without_credentials(tmp_path / "home"))
+        assert (run.report_dir / "transcripts" / "model-requests.jsonl").is_file(), \
+            f"{target} never called the scripted model; output:\n{run.output[-3000:]}"
     elif t.side == "agent":
         run = run_suite(list(t.argv), tmp_path, SLOW_START, timeout=1800)
     else:

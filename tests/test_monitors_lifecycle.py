@@ -205,6 +205,39 @@ def test_state_003_no_requires_action_warns():
     fails(s, "STATE-003", levels=(WARN,))
 
 
+def test_state_003_requires_action_just_before_the_request_counts():
+    # claude-agent-acp and codex-acp report requires_action, then write the permission request it announces
+    request = A({"jsonrpc": "2.0", "id": 0, "method": "session/request_permission", "params": {
+        "sessionId": "s2", "title": "Edit?", "subject": {"type": "tool_call", "toolCall": {"toolCallId": "c1"}},
+        "options": [{"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+                    {"optionId": "reject", "name": "Reject", "kind": "reject_once"}]}})
+    assert request in BASE
+    s = change(BASE, request + "\n" + st("s2", "requires_action"), st("s2", "requires_action") + "\n" + request)
+    assert statuses(mine(run(s)), "STATE-003") == [PASS]  # the allowed request; the cancelled one never resumed
+    # a requires_action of an earlier wait, with running reported since, does not announce this request
+    s = change(s, st("s2", "requires_action") + "\n" + request, st("s2", "requires_action") + "\n" + st("s2", "running")
+               + "\n" + request)
+    assert WARN in statuses(mine(run(s)), "STATE-003")
+
+
+def test_state_007_work_stopped_after_an_answer_that_allows_nothing():
+    # codex-acp ends the turn "cancelled" when the suite's permission answer selects an option it never offered:
+    # that answer allowed nothing (PERM-003), so the stop is the suite's doing, not the agent's choice
+    allowed = "\n".join([C({"jsonrpc": "2.0", "id": 0, "result": {"outcome": {"outcome": "selected", "optionId": "allow"}}}),
+                         st("s2", "running"),
+                         U("s2", {"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "completed"}),
+                         st("s2", "idle", stopReason="end_turn")])
+    assert allowed in BASE
+
+    def answered(option: str) -> str:
+        return change(BASE, allowed, "\n".join([
+            C({"jsonrpc": "2.0", "id": 0, "result": {"outcome": {"outcome": "selected", "optionId": option}}}),
+            U("s2", {"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "cancelled"}),
+            st("s2", "idle", stopReason="cancelled")]))
+    assert FAIL not in statuses(run(answered("__conformance_not_offered__")), "STATE-007")
+    assert FAIL in statuses(run(answered("allow")), "STATE-007")  # allowed, then "cancelled" by the agent's choice
+
+
 def test_state_007_cancelled_without_a_stop():
     fails(change(BASE, st("s1", "idle", stopReason="error", error={"code": -32603, "message": "boom"}),
                  st("s1", "idle", stopReason="cancelled")), "STATE-007")

@@ -73,6 +73,10 @@ def add_options(parser: pytest.Parser) -> None:
                 metavar="TEXT", help="a prompt that makes the agent send the user to a URL (URL-mode elicitation)")
     g.addoption("--acp-agent-env", dest="acp_agent_env", action="append", default=[], metavar="KEY=VAL",
                 help="set an environment variable for the agent (repeatable)")
+    g.addoption("--acp-model", dest="acp_model", action="store_true", default=False,
+                help="serve the agent a scripted model on 127.0.0.1 (Anthropic and OpenAI APIs; ANTHROPIC_BASE_URL, "
+                     "OPENAI_BASE_URL, dummy keys...): whole turns with tool calls and permission requests, without "
+                     "credentials or network; every model request is logged beside the transcripts")
     g.addoption("--acp-agent-cwd", dest="acp_agent_cwd", default=None, metavar="DIR",
                 help="run the agent in this directory instead of a fresh temporary one per test")
     g.addoption("--acp-work-threshold", dest="acp_work_threshold", default=5.0, metavar="S",
@@ -135,6 +139,7 @@ class RunConfig:
     waivers_file: str | None
     no_redact: bool
     rules: frozenset[str]  # --acp-rules: run only the scenarios bound to these (empty: all)
+    model_url: str | None  # --acp-model: the base URL of the scripted model server this process started
     fuzz: Mapping[str, Any] | None  # the --acp-fuzz settings, or None when it is off
 
     @property
@@ -252,6 +257,23 @@ def _fuzz(config: pytest.Config) -> Mapping[str, Any] | None:
         raise UsageError(str(e)) from None
 
 
+def _model(config: pytest.Config, side: str, report_dir: Path, env: dict[str, str]) -> str | None:
+    """--acp-model: start the scripted model server of this process (an xdist worker has its own) and point the
+    agent at it; the user's --acp-agent-env wins over the variables it sets. Returns its URL."""
+    if not config.getoption("acp_model", default=False):
+        return None
+    if side != "agent":
+        raise UsageError("--acp-model serves a model to an agent under --agent-cmd, not to a client")
+    from ..model import serve_for_run
+    worker = getattr(config, "workerinput", {}).get("workerid")
+    log = report_dir / "transcripts" / f"model-requests{'-' + worker if worker else ''}.jsonl"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    server, model_env = serve_for_run(log)
+    for key, value in model_env.items():
+        env.setdefault(key, value)
+    return server.url
+
+
 def build_run_config(config: pytest.Config) -> RunConfig | None:
     """The run's configuration, or None when neither --agent-cmd nor --client-cmd is given (the plugin
     then does nothing). Raises ``UsageError``."""
@@ -273,6 +295,7 @@ def build_run_config(config: pytest.Config) -> RunConfig | None:
     if ahead is not None and ahead < 0:
         raise UsageError(f"--acp-run-ahead takes a number of tests, 0 or more (got {ahead})")
     schema_path = config.getoption("acp_schema")
+    model_url = _model(config, side, checked["report_dir"], target["env"])
     return RunConfig(
         side=side, **target, **checked,
         schema_path=str(Path(schema_path).resolve()) if schema_path else None,
@@ -281,4 +304,4 @@ def build_run_config(config: pytest.Config) -> RunConfig | None:
         budget=_budget(config), prompts=_prompts(config), monitor_options=monitor_options,
         strict=bool(config.getoption("acp_strict")), require_coverage=bool(config.getoption("acp_require_coverage")),
         waivers_file=config.getoption("acp_expected_failures", default=None),
-        no_redact=bool(config.getoption("acp_no_redact", default=False)), fuzz=_fuzz(config))
+        no_redact=bool(config.getoption("acp_no_redact", default=False)), fuzz=_fuzz(config), model_url=model_url)

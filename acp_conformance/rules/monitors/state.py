@@ -53,7 +53,9 @@ def _stop_choice(resp: Msg, req: Msg) -> bool:
         for o in opts or []:
             if isinstance(o, dict) and o.get("optionId") == out.get("optionId"):
                 return not str(o.get("kind", "")).startswith("allow")
-        return False
+        # an option that was not offered allows nothing (PERM-003): an agent that then stops the work (codex-acp:
+        # stopReason "cancelled") ends it on the suite's answer, not by a choice of its own
+        return True
     action = res.get("action")
     return isinstance(action, str) and action in ("decline", "cancel")
 
@@ -190,9 +192,23 @@ class StateLifecycleMonitor(ConnMonitor):
             self.failed("STATE-007", f"{what}: the suite sent no session/cancel, session/close, session/delete or "
                         f"$/cancel_request and declined nothing{since}.", fr([m, st.active]))
 
+    @staticmethod
+    def _requires_action_before(log: ConnLog, req: Msg, sid: str) -> Msg | None:
+        """The session's requires_action state_update when it is the last state the session reported before ``req``."""
+        last = None
+        for m in log.msgs:
+            if m.order >= req.order:
+                break
+            su = session_update(m)
+            if su is not None and su[0] == sid and su[1].get("sessionUpdate") == "state_update":
+                last = m if su[1].get("state") == "requires_action" else None
+        return last
+
     def _judge_perms(self, log: ConnLog, perms: list[tuple[Msg, Any]]) -> None:
         for req, sid in perms:
-            ra = None
+            # the state may change to requires_action just before the request that it announces is written
+            # (claude-agent-acp, codex-acp): that one counts as well as one that follows
+            ra = self._requires_action_before(log, req, sid)
             resumed = None
             answer = req.responses[0] if req.responses else None
             for m, upd, kind in session_updates_after(log.msgs, req, sid):
