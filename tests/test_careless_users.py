@@ -121,6 +121,12 @@ V1_AGENT = ROOT / "careless" / "v1_agent.py"
     (["sleep", "100"], "not an ACP agent: it never answered initialize within 15 s", 1, 30),
     (["true"], "not an ACP agent: it ended (exited with status 0) before answering initialize", 1, 15),
     ([sys.executable, str(V1_AGENT)], "the agent speaks ACP protocol version 1; this suite judges version 2", 6, 10),
+    # v1 behind a v2 answer (fast-agent, the Python SDK's echo agent): one sentence too, not v2 failures
+    ([sys.executable, str(V1_AGENT), "--echo-version"], "the agent answered protocolVersion 2 but speaks ACP "
+     "version 1: its initialize result has version 1's agentCapabilities", 6, 10),
+    ([sys.executable, str(V1_AGENT), "--echo-version", "--bare", "--mcp-required"], "the agent answered "
+     "protocolVersion 2 but speaks ACP version 1: its initialize result has no info or capabilities, and it refused "
+     "a session/new without mcpServers", 6, 10),
 ])
 def test_a_target_the_suite_cannot_judge_gets_one_sentence_and_the_run_stops(tmp_path, target, sentence, status,
                                                                              bound):

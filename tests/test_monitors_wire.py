@@ -3,6 +3,7 @@ plugin's protocol-version-1 detection."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import sys
@@ -365,3 +366,42 @@ def test_the_agent_methods_of_err_005_come_from_the_schema(tmp_path):
                                '{"jsonrpc":"2.0","id":17,"result":{"sessions":[]}}')
     assert FAIL in statuses(run(script), "ERR-005")
     assert FAIL not in statuses(run(script, validator=Validator(load_schema(path))), "ERR-005")
+
+
+def _exchange(*pairs):
+    """Frames of request/answer pairs on connection 1: ((request, result-or-error), ...)."""
+    frames, seq = [], 0
+    for i, (method, params, answer) in enumerate(pairs):
+        req = {"jsonrpc": "2.0", "id": i, "method": method, "params": params}
+        resp = {"jsonrpc": "2.0", "id": i, **answer}
+        for direction, msg in ((SENT, req), (RECEIVED, resp)):
+            frames.append(Frame(seq, 1, direction, 0.1 * seq, json.dumps(msg).encode(), msg))
+            seq += 1
+    return frames
+
+
+INIT_REQ = ("initialize", {"protocolVersion": 2, "info": {"name": "x", "version": "1"}})
+PROMPT_REQ = ("session/prompt", {"sessionId": "s", "prompt": [{"type": "text", "text": "hi"}]})
+
+
+def test_v1_behind_a_v2_answer_is_told_only_on_unambiguous_evidence():
+    from acp_conformance.rules.first_contact import NOT_V2, v1_behind_v2
+    bare = {"result": {"protocolVersion": 2}}
+    v1_prompt = {"result": {"stopReason": "end_turn"}}
+    # the Python SDK's echo agent: a bare initialize answer, then a prompt answered with v1's stopReason
+    found = v1_behind_v2(_exchange((*INIT_REQ, bare), (*PROMPT_REQ, v1_prompt)))
+    assert found is not None and found.kind == NOT_V2 and "stopReason" in found.sentence
+    # v1's names in the initialize answer are enough
+    named = {"result": {"protocolVersion": 2, "agentCapabilities": {}, "authMethods": []}}
+    assert "agentCapabilities" in v1_behind_v2(_exchange((*INIT_REQ, named))).sentence
+    # a v2 answer (info present) is never taken for v1, whatever it does later (PROMPT-001 judges that)
+    v2 = {"result": {"protocolVersion": 2, "info": {"name": "a", "version": "1"}}}
+    assert v1_behind_v2(_exchange((*INIT_REQ, v2), (*PROMPT_REQ, v1_prompt))) is None
+    assert v1_behind_v2(_exchange((*INIT_REQ, {"result": {"protocolVersion": 2, "info": {}, "agentInfo": {}}}))) is None
+    # a bare answer alone, or with a v2 prompt answer, proves nothing
+    assert v1_behind_v2(_exchange((*INIT_REQ, bare))) is None
+    assert v1_behind_v2(_exchange((*INIT_REQ, bare), (*PROMPT_REQ, {"result": {"messageId": "m"}}))) is None
+    # a session/new refused for want of mcpServers (required in v1 only), but only when none were sent
+    want = {"error": {"code": -32602, "message": "Invalid params", "data": {"loc": ["mcpServers"]}}}
+    assert v1_behind_v2(_exchange((*INIT_REQ, bare), ("session/new", {"cwd": "/p"}, want))) is not None
+    assert v1_behind_v2(_exchange((*INIT_REQ, bare), ("session/new", {"cwd": "/p", "mcpServers": []}, want))) is None

@@ -35,7 +35,7 @@ def first_contact(state: SuiteState, frames: list[Frame], result, client: bool =
     """Why this test's target cannot be judged at all (rules/first_contact.py), while no test of the run has
     yet seen it answer initialize as a v2 peer; the run then stops (early_stop.py). Else None."""
     from ..early_stop import has_spoken_v2, spoke_v2, stop
-    from ..rules.first_contact import FirstContact, judge_agent, judge_client
+    from ..rules.first_contact import FirstContact, judge_agent, judge_client, v1_behind_v2
     report_dir = state.run.report_dir
     contact = judge_client(frames) if client else judge_agent(frames, max(state.run.startup_timeout, state.run.timeout))
     if contact is None and not client:
@@ -43,6 +43,11 @@ def first_contact(state: SuiteState, frames: list[Frame], result, client: bool =
         if v1 is not None:
             contact = FirstContact(NOT_V2, "the agent speaks ACP protocol version 1; this suite judges version 2",
                                    v1, 1)
+        else:
+            contact = v1_behind_v2(frames)
+            if contact is not None:  # unambiguous, whatever an earlier test's answer to initialize looked like
+                stop(report_dir, contact.kind, contact.sentence)
+                return contact
     if contact is None:
         if result.agent_init is not None:
             spoke_v2(report_dir)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..protocol.versions import V2_INIT_NAMES, v1_names_only
 from ..wire.transcript import EV_EXIT, EV_STDIN_CLOSED, EVENT, RECEIVED, SENT, Frame
 
 NOT_ACP = "not-acp"
@@ -91,6 +92,63 @@ def _negotiated(response: Frame, asked: Any, side: str) -> FirstContact | None:
         return FirstContact(NOT_V2, f"the {side} speaks ACP protocol version {v}; this suite judges version 2",
                             response, v)
     return None
+
+
+
+
+def v1_behind_v2(frames: list[Frame]) -> FirstContact | None:
+    """An agent that answered initialize with protocolVersion 2 and then spoke version 1: only unambiguous
+    evidence counts, so that no v2 agent is ever taken for v1 (fast-agent and the Python SDK's echo agent answer
+    any version they are asked for). Either its initialize result has v1's names (agentCapabilities, agentInfo)
+    and none of v2's (info, capabilities), or it has none of v2's and a session/prompt result carries v1's
+    ``stopReason`` and no ``messageId`` (v2 answers a prompt with its messageId; the stop reason comes in the
+    idle state update), or it refused a session/new without ``mcpServers`` for want of them (required in v1,
+    optional in v2)."""
+    asked: dict[tuple, tuple[str, Any]] = {}
+    bare_init: Frame | None = None  # an initialize answered "2" with none of v2's names
+    for f in frames:
+        m = f.msg
+        if not isinstance(m, dict) or isinstance(m.get("id"), (dict, list)):
+            continue
+        key = (f.conn, type(m.get("id")).__name__, m.get("id"))
+        if f.direction == SENT and isinstance(m.get("method"), str) and "id" in m:
+            asked[key] = (m["method"], m.get("params"))
+            continue
+        if f.direction != RECEIVED or not is_response(m):
+            continue
+        method, params = asked.pop(key, (None, None))
+        if method == "session/new" and bare_init is not None and _wants_mcp_servers(m, params):
+            return FirstContact(NOT_V2, "the agent answered protocolVersion 2 but speaks ACP version 1: its "
+                                "initialize result has no info or capabilities, and it refused a session/new "
+                                "without mcpServers for want of them (required in version 1, optional in version "
+                                "2); this suite judges version 2", f, 1)
+        if not isinstance(m.get("result"), dict):
+            continue
+        res = m["result"]
+        if method == "initialize" and res.get("protocolVersion") == 2:
+            if any(k in res for k in V2_INIT_NAMES):
+                return None  # a v2 answer: the rules judge it
+            found = v1_names_only(res)
+            if found:
+                return FirstContact(NOT_V2, f"the agent answered protocolVersion 2 but speaks ACP version 1: its "
+                                    f"initialize result has version 1's {', '.join(found)} and not version 2's info "
+                                    "and capabilities; this suite judges version 2", f, 1)
+            bare_init = bare_init or f
+        elif method == "session/prompt" and bare_init is not None and "stopReason" in res and "messageId" not in res:
+            return FirstContact(NOT_V2, "the agent answered protocolVersion 2 but speaks ACP version 1: its "
+                                f"initialize result has no info or capabilities, and it answered session/prompt "
+                                f"with version 1's stopReason ({res.get('stopReason')!r}) instead of version 2's "
+                                "messageId; this suite judges version 2", f, 1)
+    return None
+
+
+def _wants_mcp_servers(response: dict, params: Any) -> bool:
+    """A -32602 refusal of a session/new sent without mcpServers that names mcpServers."""
+    err = response.get("error")
+    if not isinstance(err, dict) or err.get("code") != -32602 or not isinstance(params, dict) or "mcpServers" in params:
+        return False
+    import json
+    return "mcpServers" in json.dumps(err, default=str)
 
 
 def judge_client(frames: list[Frame]) -> FirstContact | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..protocol.versions import v1_names_only
 from .model import Step
 from .run_types import AUTH_REQUIRED, SUITE_INFO, AuthBlocked, ScenarioAbort, ScenarioSkip
 from .values import _short, _version
@@ -37,6 +38,10 @@ class SetupSteps:
                 # an agent of an older protocol: what follows is v2 traffic it cannot serve (and would
                 # only time out on); the plugin reports the version as the run's verdict
                 raise ScenarioAbort(f"initialize negotiated protocol version {v}; the scenario needs version 2")
+            v1_names = v1_names_only(p.result)
+            if v1_names:  # "2" in version 1's words (an agent that echoes the version asked): the same
+                raise ScenarioAbort(f"initialize answered protocol version {v} with version 1's "
+                                    f"{', '.join(v1_names)}; the scenario needs version 2")
             self.result.agent_init = p.result
             self.vars["agent"] = p.result
             self._check_requires()
