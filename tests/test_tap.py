@@ -377,6 +377,33 @@ def test_check_reads_a_plain_log(tmp_path):
     assert rules(data)["INIT-001"]["status"] == "pass"
 
 
+V1_SESSION = (b'> {"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}\n'
+              b'< {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1,"agentCapabilities":{},"authMethods":[]}}\n'
+              b'> {"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/w","mcpServers":[]}}\n'
+              b'< {"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1"}}\n'
+              b'> {"jsonrpc":"2.0","id":2,"method":"session/prompt","params":{"sessionId":"s1",'
+              b'"prompt":[{"type":"text","text":"hi"}]}}\n'
+              b'< {"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{'
+              b'"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hello"}}}}\n'
+              b'< {"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}\n')
+
+
+@pytest.mark.parametrize("version_2_words", [False, True])
+def test_check_does_not_judge_a_v1_session_by_v2_rules(tmp_path, version_2_words):
+    # correct v1 traffic failed UPDATE-008, CONFIG-004/005, CLIENT-001 and PROMPT-001 (issue 25); an agent that
+    # answers "2" in version 1's words (fast-agent, the Python SDK's echo agent) is version 1 too
+    log = tmp_path / "v1.log"
+    log.write_bytes(V1_SESSION.replace(b'"protocolVersion":1', b'"protocolVersion":2') if version_2_words
+                    else V1_SESSION)
+    p = subprocess.run([*CHECK, "--report-dir", str(tmp_path / "c"), str(log)], capture_output=True, text=True,
+                       timeout=120)
+    data = report(tmp_path / "c")
+    assert p.returncode == 6, p.stdout + p.stderr
+    assert "ACP verdict: NOT JUDGED:" in p.stdout and "version 1" in p.stdout, p.stdout
+    assert not bad(data) and data["verdict"]["conformant"] is False and data["verdict"]["reason_kind"] == "not-v2"
+    assert "version 1" in data["sessions"][0]["not_judged"]
+
+
 @pytest.mark.parametrize("content, words", [
     (b'> {"jsonrpc":"2.0"}\nhello\n', "session.log:2: no direction marker"),
     (b'{"seq":0,"dir":"sent","raw":"{}"}\nnot json\n', "session.log:2: not a JSON line"),

@@ -3,12 +3,10 @@ early stop when it cannot (early_stop.py), in the words the failure shows."""
 
 from __future__ import annotations
 
-from ..rules.first_contact import NOT_V2
+from ..rules.first_contact import NOT_V2, V1_KEEP  # noqa: F401 (V1_KEEP: items.py reads it here)
 from ..wire.transcript import Frame
 from .state import SuiteState
 
-# the one negotiation rule that applies whatever version the agent speaks: it never answers above the request
-V1_KEEP = ("INIT-002",)
 
 
 def negotiated_v1(frames: list[Frame]) -> Frame | None:

@@ -17,6 +17,8 @@ from ..wire.transcript import EV_EXIT, EV_STDIN_CLOSED, EVENT, RECEIVED, SENT, F
 
 NOT_ACP = "not-acp"
 NOT_V2 = "not-v2"
+# the one negotiation rule that applies whatever version the agent speaks: it never answers above the request
+V1_KEEP = ("INIT-002",)
 
 
 @dataclass

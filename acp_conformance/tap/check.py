@@ -204,7 +204,7 @@ def run_check(argv: list[str]) -> int:
         return 2
     from ..protocol.schema import SchemaError, cached_schema
     from ..protocol.validate import Validator
-    from .report import SessionRecord, write_observed_reports
+    from .report import SessionRecord, not_judged_reason, verdict_line, write_observed_reports
     try:
         schema = cached_schema(str(Path(a.acp_schema).resolve()) if a.acp_schema else None)
     except SchemaError as e:
@@ -218,7 +218,10 @@ def run_check(argv: list[str]) -> int:
             print(f"acp-conformance check: {rec.source}: {rec.cut} frame(s) cut short in the transcript were left out",
                   file=sys.stderr)
         sessions.append(SessionRecord(rec.name, s.frames, s.finish(), s.client_info, s.agent_init, source=rec.source,
-                                      end=f"{rec.cut} cut frame(s) left out" if rec.cut else ""))
+                                      end=f"{rec.cut} cut frame(s) left out" if rec.cut else "",
+                                      not_judged=s.not_judged))
+        if s.not_judged and len(recorded) > 1:
+            print(f"acp-conformance check: {rec.source} ({rec.name}): not judged: {s.not_judged}", file=sys.stderr)
     verdict, _ = write_observed_reports(report_dir, sessions, schema, strict=a.strict, redact=not a.no_redact,
                                         junitxml=Path(a.junitxml) if a.junitxml else None)
     for rv in verdict.rules:
@@ -226,6 +229,8 @@ def run_check(argv: list[str]) -> int:
             who = sorted({f.test.rsplit(" ", 1)[-1] for f in rv.findings if f.status in ("fail", "warn", "flaky")})
             why = next((f.message for f in rv.findings if f.status in ("fail", "warn", "flaky")), rv.reason)
             print(f"  {rv.status.upper():6} {rv.rule.id:14} ({', '.join(who)}) {' '.join(why.split())[:160]}")
-    print(verdict.summary_line())
+    print(verdict_line(verdict, sessions))
     print(f"report: {report_dir / 'report.html'}")
+    if not_judged_reason(sessions):
+        return 6  # as the suite: a target of another protocol version is not judged
     return 0 if verdict.conformant else 1

@@ -45,7 +45,7 @@ def _read_exact(fh: BinaryIO, n: int) -> bytes | None:
 def judge(fh: BinaryIO, config: dict[str, Any]) -> int:
     from ..protocol.schema import cached_schema
     from ..protocol.validate import Validator
-    from .report import SessionRecord, write_observed_reports
+    from .report import SessionRecord, verdict_line, write_observed_reports
     from .session import TO_AGENT, TO_CLIENT, ObservedSession, peak_rss_kb
 
     schema = cached_schema(config.get("schema"))
@@ -105,7 +105,7 @@ def judge(fh: BinaryIO, config: dict[str, Any]) -> int:
         end = facts["end"]
     findings = session.finish()
     rec = SessionRecord("tap", session.frames, findings, session.client_info, session.agent_init,
-                        command=config.get("argv") or [], end=end)
+                        command=config.get("argv") or [], end=end, not_judged=session.not_judged)
     extra = {"tap": {"report_dir": config["report_dir"], "end": end, "agent_exit": facts.get("exit"),
                      "proxy_peak_rss_kb": facts.get("proxy_peak_rss_kb"), "judge_peak_rss_kb": peak_rss_kb()}}
     junit = Path(config["junitxml"]) if config.get("junitxml") else None
@@ -117,7 +117,7 @@ def judge(fh: BinaryIO, config: dict[str, Any]) -> int:
     if live_out is not None or config.get("quiet") is False:
         sink = live_out or sys.stderr
         try:
-            sink.write(f"acp-conformance tap: {verdict.summary_line()}; report: {config['report_dir']}/report.html\n")
+            sink.write(f"acp-conformance tap: {verdict_line(verdict, [rec])}; report: {config['report_dir']}/report.html\n")
             sink.flush()
         except OSError:
             pass

@@ -31,6 +31,7 @@ class SessionRecord:
     source: str = ""  # the file it was read from (check)
     end: str = ""  # how it ended
     stderr: str = ""  # the agent's stderr (tap), kept beside the transcript
+    not_judged: str = ""  # the session negotiated another protocol version: why the v2 rules were not applied
 
 
 class _State:
@@ -111,6 +112,12 @@ def write_observed_reports(report_dir: Path, sessions: list[SessionRecord], sche
         if bad and entry.get("reason"):
             entry["reason"] = f"broken by {' and '.join(SIDE_NAMES.get(b, b) for b in bad)}: {entry['reason']}"
     data["verdict"]["observed"] = True
+    reason = not_judged_reason(sessions)
+    if reason:  # no session spoke v2: nothing was judged, which is no pass
+        data["verdict"].update(conformant=False, reason=reason, reason_kind="not-v2")
+    for entry, s in zip(data["sessions"], sessions):
+        if s.not_judged:
+            entry["not_judged"] = s.not_judged
     if extra:
         data.update(extra)
     path = report_dir / "report.json"
@@ -122,6 +129,19 @@ def write_observed_reports(report_dir: Path, sessions: list[SessionRecord], sche
     if junitxml is not None:
         write_junit(junitxml, data)
     return verdict, data
+
+
+def not_judged_reason(sessions: list[SessionRecord]) -> str:
+    """The one sentence when no session was judged because each speaks another protocol version, else ""."""
+    if sessions and all(s.not_judged for s in sessions):
+        return sessions[0].not_judged
+    return ""
+
+
+def verdict_line(verdict: Verdict, sessions: list[SessionRecord]) -> str:
+    """The verdict's line for observed sessions: NOT JUDGED when none spoke version 2."""
+    reason = not_judged_reason(sessions)
+    return f"ACP verdict: NOT JUDGED: {reason}" if reason else verdict.summary_line()
 
 
 def write_junit(path: Path, data: dict[str, Any]) -> Path:

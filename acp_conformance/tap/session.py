@@ -15,6 +15,7 @@ import resource
 from typing import Any, Callable
 
 from ..rules.findings import FAIL, FLAKY, WARN, Finding
+from ..rules.first_contact import V1_KEEP
 from ..rules.monitor import MonitorContext
 from ..wire.framing import LineSplitter
 from ..wire.transcript import (EV_EOF, EV_NOTE, EV_START, EV_STDIN_CLOSED, EVENT, RECEIVED, SENT, Frame,
@@ -63,6 +64,8 @@ class ObservedSession:
         self.agent_init: dict[str, Any] | None = None
         self._init_id: Any = None
         self.finished = False
+        # why the session was not judged by the v2 rules: it negotiated another version ("" when it did not)
+        self.not_judged = ""
 
     # -- input ---------------------------------------------------------------------------------
     def data(self, direction: str, chunk: bytes, t: float | None = None) -> None:
@@ -138,17 +141,32 @@ class ObservedSession:
         r = load_catalog().get(rule)
         return r is not None and r.side in (side, "both")
 
+    def _version_not_judged(self) -> str:
+        """Why the v2 rules do not apply to this session: the client asked for, or the agent answered, another
+        version, or the agent answered 2 and spoke version 1 (rules/first_contact.py); "" when they apply."""
+        from ..rules.first_contact import v1_behind_v2
+        v = (self.agent_init or {}).get("protocolVersion")  # what was negotiated (a v1 request answered 2 is v2)
+        if isinstance(v, int) and not isinstance(v, bool) and v < 2:
+            return (f"the agent answered ACP protocol version {v}: the session speaks version {v}, and this suite "
+                    "judges version 2, so its rules were not applied")
+        behind = v1_behind_v2(self.frames)
+        return f"{behind.sentence}, so its rules were not applied" if behind is not None else ""
+
     def finish(self) -> list[Finding]:
-        """Every finding of the session, each with the side it speaks of as its test id (``NAME agent``...)."""
+        """Every finding of the session, each with the side it speaks of as its test id (``NAME agent``...);
+        none for a session of another protocol version (``not_judged`` says why)."""
         if not self.finished:
             self.finished = True
             for side in SIDES:
                 self.ctx[side].finish()
             if self.live is not None:
                 self._tell_live()
+            self.not_judged = self._version_not_judged()
         out = []
         for side in SIDES:
             for f in self.ctx[side].findings:
+                if self.not_judged and f.rule not in V1_KEEP:
+                    continue  # another version's session: only the negotiation rule every version shares
                 if self._judges(side, f.rule):  # a both-side monitor also speaks of the other side's rules
                     f.test = self.test_id(side)
                     out.append(f)
