@@ -40,11 +40,12 @@ def record(state: SuiteState, test: str, outcome: TestOutcome) -> None:
 def judge_suite(state: SuiteState):
     """The run's verdict over every collected outcome (the same policy as each test's)."""
     from ..rules.monitors import checked_on
-    from ..rules.verdicts import compute
+    from ..rules.verdicts import compute_by_revision
     r = state.run
-    return compute(state.catalog, state.findings, set(checked_on(state.side)), state.bound, state.skipped,
+    return compute_by_revision(state.catalog, state.findings, set(checked_on(state.side)), state.bound, state.skipped,
                    strict=r.strict, side=state.side, not_observable=load_not_observable(),
-                   waivers=r.waivers, require_coverage=r.require_coverage)
+                   waivers=r.waivers, require_coverage=r.require_coverage,
+                               revision=r.revision)
 
 
 def report_extra(state: SuiteState) -> dict[str, Any]:
