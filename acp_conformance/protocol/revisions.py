@@ -146,5 +146,11 @@ def readiness_line(verdict: Any) -> str:
     ready = verdict.readiness
     if not ready:
         return f"Preview readiness: every {title(PREVIEW)} rule judged here is met."
-    return f"Preview readiness: {len(ready)} {title(PREVIEW)} rule(s) not met yet: " + "; ".join(
-        f"{v.rule.id} ({v.status}; {v.rule.public_source})" for v in ready)
+    return f"Preview readiness: {len(ready)} {title(PREVIEW)} rule(s) not met yet: " + ", ".join(
+        f"{v.rule.id} ({v.status})" for v in ready)
+
+
+def readiness_lines(verdict: Any) -> list[str]:
+    """One line per Preview rule not met yet, with its source (the terminal and the Markdown summary)."""
+    return [f"{v.rule.id} ({v.status}): {v.rule.summary} Source: {v.rule.public_source}"
+            for v in getattr(verdict, "readiness", [])]
