@@ -147,3 +147,51 @@ def test_a_bad_revision_is_a_usage_error(tmp_path):
     r = run_suite(REFERENCE_AGENT, tmp_path, "--acp-revision=v3")
     assert r.returncode == 2 and "--acp-revision takes one of base, preview" in r.output
     assert "Traceback" not in r.output
+
+
+def test_rules_explain_shows_the_revisions():
+    from acp_conformance.rules.explain import explain
+    line = next(x for x in explain("IDEM-001") if x.startswith("revisions:"))
+    assert "preview (ACP v2 Preview); only these:" in line and "idempotency-keys" in line
+    line = next(x for x in explain("PROMPT-001") if x.startswith("revisions:"))
+    assert line.endswith("(every revision)")
+
+
+def test_a_batch_never_fails_a_base_target(tmp_path):
+    """An agent that drops batch arrays breaks the Preview's TRANSPORT-012 only: CONFORMANT under base (whose
+    JSON-RPC 2.0 batch rules are not judged), with TRANSPORT-012 as its Preview readiness."""
+    r = run_suite(mutant_cmd("wire-transport-012"), tmp_path, "--acp-revision=base")
+    assert r.returncode == 0, r.output[-3000:]
+    v = r.report["verdict"]
+    assert v["conformant"] and [x["id"] for x in v["preview_readiness"]] == ["TRANSPORT-012"]
+    assert "TRANSPORT-012" not in {x["id"] for x in r.report["rules"]}
+
+
+def _fuzz(tmp_path, *extra):
+    import subprocess
+    import sys
+    cmd = [sys.executable, "-m", "acp_conformance", "fuzz", "--agent-cmd", " ".join(mutant_cmd("base-only")),
+           "--seed", "3", "--max-examples", "12", "--budget", "30", "--report-dir", str(tmp_path), *extra]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+
+
+def test_the_fuzzer_judges_a_base_target_by_base(tmp_path):
+    """Under base the fuzzer sends no idempotencyKey (the base schema has none) and no Preview rule fails an
+    example; under preview the same agent's ignored keys are found."""
+    base = _fuzz(tmp_path / "base", "--acp-revision=base")
+    assert base.returncode == 0, base.stdout[-2000:] + base.stderr[-2000:]
+    assert "no finding" in base.stdout
+    preview = _fuzz(tmp_path / "preview")
+    assert preview.returncode == 1, preview.stdout[-2000:]
+    assert re.search(r"rules: IDEM-00\d", preview.stdout), preview.stdout[-2000:]
+
+
+def test_the_fuzzer_draws_no_idempotency_key_from_the_base_schema():
+    base = cached_schema(revisions.schema_ref("base"))
+    assert "idempotencyKey" not in base.defs["PromptRequest"]["properties"]
+    import random
+    from acp_conformance.fuzz.fast_generator import fast_generator_for
+    rng = random.Random(7)
+    ours, gen = fast_generator_for(None), fast_generator_for(revisions.schema_ref("base"))
+    assert any("idempotencyKey" in (ours.params("session/prompt", rng) or {}) for _ in range(200))
+    assert not any("idempotencyKey" in (gen.params("session/prompt", rng) or {}) for _ in range(200))
