@@ -195,3 +195,31 @@ def test_the_fuzzer_draws_no_idempotency_key_from_the_base_schema():
     ours, gen = fast_generator_for(None), fast_generator_for(revisions.schema_ref("base"))
     assert any("idempotencyKey" in (ours.params("session/prompt", rng) or {}) for _ in range(200))
     assert not any("idempotencyKey" in (gen.params("session/prompt", rng) or {}) for _ in range(200))
+
+
+def test_check_judges_a_recorded_session_under_either_revision(base_only_runs, tmp_path):
+    """Observed traffic (check; tap shares its judging): the base-only agent's retry transcript is CONFORMANT under
+    base with IDEM-001..003 as its readiness, and NOT CONFORMANT under preview."""
+    import subprocess
+    import sys
+    transcript = next((base_only_runs["base"].report_dir / "transcripts").glob("prompt_retry.yaml_prompt-retry-after-turn*.jsonl"))
+    out = {}
+    for rev in ("base", "preview"):
+        out[rev] = subprocess.run([sys.executable, "-m", "acp_conformance", "check", f"--acp-revision={rev}",
+                                   "--report-dir", str(tmp_path / rev), str(transcript)],
+                                  capture_output=True, text=True, timeout=120)
+        report = json.loads((tmp_path / rev / "report.json").read_text())
+        assert {x["id"] for x in report["verdict"]["preview_readiness"]} == {"IDEM-001", "IDEM-002", "IDEM-003"}
+    assert out["base"].returncode == 0, out["base"].stdout[-2000:]
+    assert out["preview"].returncode == 1 and "blocking: IDEM-001, IDEM-002, IDEM-003" in out["preview"].stdout
+
+
+def test_reference_client_is_conformant_under_base(tmp_path):
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-m", "acp_conformance", "client", "--acp-revision=base",
+                        f"--acp-report-dir={tmp_path}", "-p", "no:cacheprovider", "-q"],
+                       capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert r.returncode == 0, r.stdout[-3000:]
+    v = json.loads((tmp_path / "report.json").read_text())["verdict"]
+    assert v["revision"] == "base" and v["conformant"] and v["revisions"]["preview"]["conformant"]
