@@ -223,3 +223,12 @@ def test_reference_client_is_conformant_under_base(tmp_path):
     assert r.returncode == 0, r.stdout[-3000:]
     v = json.loads((tmp_path / "report.json").read_text())["verdict"]
     assert v["revision"] == "base" and v["conformant"] and v["revisions"]["preview"]["conformant"]
+
+
+def test_the_matrix_shows_both_verdicts_and_the_readiness(base_only_runs, tmp_path):
+    from acp_conformance.report.compare import write_matrix
+    out = write_matrix([str(base_only_runs[r].report_dir / "report.json") for r in ("base", "preview")],
+                       tmp_path / "matrix.html")
+    page = out.read_text()
+    assert "base: ok* · preview: not" in page and "base: ok · preview: not*" in page
+    assert "Preview: 5 to go" in page
