@@ -43,6 +43,12 @@ def title(revision: str) -> str:
     return str(load_revisions()["revisions"][revision]["title"])
 
 
+def label(revision: str) -> str:
+    """The revision as a report names what it judged: "ACP v2 Preview (2026-11-20)"."""
+    r = load_revisions()["revisions"][revision]
+    return str(r.get("label") or r["title"])
+
+
 def text(revision: str) -> str:
     return str(load_revisions()["revisions"][revision]["text"])
 

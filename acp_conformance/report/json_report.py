@@ -43,7 +43,7 @@ def build_json_report(verdict, state) -> dict[str, Any]:
         rules.append(entry)
     return {
         "suite": {"name": "acp-conformance", "version": __version__},
-        "spec": {"revision": SPEC_REVISION},
+        "spec": {"revision": revisions.label(verdict.revision) if getattr(verdict, "revision", None) else SPEC_REVISION},
         "generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "schema": {"path": str(run.schema.path), "revision": run.schema.revision, "sha256": run.schema.sha256},
         "target": {"side": state.side,

@@ -261,7 +261,7 @@ def compute(catalog: dict[str, Rule], findings: Iterable[Finding], checked: set[
             elif status == PASS:
                 rv.stale_waiver = True
         out.append(rv)
-    return Verdict(out, strict, require_coverage, observed, revision)
+    return Verdict(out, strict, require_coverage, observed, revision=revision)
 
 
 def compute_by_revision(*args: Any, revision: str | None = None, **kwargs: Any) -> Verdict:
