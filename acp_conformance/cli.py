@@ -297,7 +297,7 @@ def _client_fuzzer(argv: list[str], a: argparse.Namespace):
     or a usage error when this installation has none."""
     from .fuzz.client_entry import ClientFuzzUnavailable, client_fuzzer
     try:
-        return client_fuzzer(argv, timeout=a.timeout, strict=a.strict)
+        return client_fuzzer(argv, timeout=a.timeout, strict=a.strict, **_revision_kw(a))
     except ClientFuzzUnavailable as e:
         raise _Usage(f"--client-cmd: {e}") from None
 

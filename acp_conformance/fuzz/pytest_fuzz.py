@@ -64,7 +64,8 @@ def _client_fuzzer(state):
     r = state.run
     try:
         return client_fuzzer(list(r.argv), env=dict(r.env), cwd=r.cwd, timeout=r.timeout,
-                             startup_timeout=r.startup_timeout, strict=r.strict)
+                             startup_timeout=r.startup_timeout, strict=r.strict, revision=r.revision,
+                             schema_path=r.schema_path)
     except ClientFuzzUnavailable as e:
         raise _Unavailable(f"--acp-fuzz with --client-cmd: {e}") from None
 
