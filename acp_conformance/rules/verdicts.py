@@ -15,6 +15,9 @@
   pass, fail or warn where its situation arose and ``not-exercised`` everywhere else, never ``not-tested``.
 * A rule the suite has no check for yet is listed as such and left out of the verdict.
 * A rule whose every bound test was skipped (a capability the target does not advertise) is ``skip``.
+* ACP revisions (``protocol/revisions.json``): a rule outside the judged revision is left out of its verdict and
+  never blocks; ``compute_by_revision`` gives the selected revision's verdict (--acp-revision) with every other
+  one and the Preview readiness (the Preview rules blocking there and not under base).
 * Waivers (--acp-expected-failures): a waived rule that fails, is flaky or warns is ``xfail`` and does
   not count; a waived rule that passes is a stale waiver, which fails the run (not the conformance).
 """
@@ -24,9 +27,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from .catalog import TARGET, Rule, load_retired, load_unchecked
 from ..protocol import revisions
 from ..protocol.revisions import applies
+from .catalog import TARGET, Rule, load_retired, load_unchecked
 from .findings import FAIL, FLAKY, INFO, NOT_EXERCISED, NOT_TESTED, PASS, SKIP, WARN, Finding, worst
 
 XFAIL = "xfail"  # failed, and listed as an expected failure (a waiver): reported, not counted
