@@ -240,6 +240,7 @@ def _revision_kw(a: argparse.Namespace) -> dict:
 
 
 def _fuzz_parser(prog: str, replay: bool) -> argparse.ArgumentParser:
+    from .protocol.revisions import names as revision_names
     p = argparse.ArgumentParser(prog=prog)
     if replay:
         p.add_argument("file", metavar="FILE", help="the scenario file to rerun (a fuzz counterexample)")
@@ -268,7 +269,7 @@ def _fuzz_parser(prog: str, replay: bool) -> argparse.ArgumentParser:
                    help="one more argument for the client, where {args} stands in --client-cmd or at its end "
                         "(repeatable; write --acp-client-arg=--flag for a value that starts with a dash)")
     p.add_argument("--strict", action="store_true", help="SHOULD-level failures count as findings too")
-    p.add_argument("--acp-revision", choices=("base", "preview"), default=None,
+    p.add_argument("--acp-revision", choices=revision_names(), default=None,
                    help="the ACP v2 revision judged: base (v2 as released: no idempotencyKey sent, batches never "
                         "failed) or preview (the default)")
     p.add_argument("--timeout", type=float, default=5.0, metavar="S",

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..protocol.revisions import schema_ref as revision_schema_ref
+from ..protocol.revisions import names as revision_names, schema_ref as revision_schema_ref
 from .session import TO_AGENT, TO_CLIENT, ObservedSession
 
 _CUT = re.compile(r"\.\.\. \((\d+) bytes\)$")
@@ -187,7 +187,7 @@ def run_check(argv: list[str]) -> int:
     p.add_argument("--strict", action="store_true", help="SHOULD-level failures count against conformance too")
     p.add_argument("--no-redact", action="store_true", help="keep secrets (tokens, keys) in the reports")
     p.add_argument("--acp-schema", metavar="PATH", default=None)
-    p.add_argument("--acp-revision", choices=("base", "preview"), default=None,
+    p.add_argument("--acp-revision", choices=revision_names(), default=None,
                    help="the ACP v2 revision whose verdict sets the exit status: base (v2 as released) or preview "
                         "(the default); the reports show both and the Preview readiness")
     try:

@@ -28,7 +28,7 @@ import threading
 import time
 from pathlib import Path
 
-from ..protocol.revisions import schema_ref as revision_schema_ref
+from ..protocol.revisions import names as revision_names, schema_ref as revision_schema_ref
 from .judge import DATA_TO_AGENT, DATA_TO_CLIENT, EVENT, FACTS, STDERR, record
 
 CHUNK = 1 << 16
@@ -53,7 +53,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--strict", action="store_true", help="SHOULD-level failures count against conformance too")
     p.add_argument("--no-redact", action="store_true", help="keep secrets (tokens, keys) in the reports")
     p.add_argument("--acp-schema", metavar="PATH", default=None, help="another ACP v2 JSON Schema")
-    p.add_argument("--acp-revision", choices=("base", "preview"), default=None,
+    p.add_argument("--acp-revision", choices=revision_names(), default=None,
                    help="the ACP v2 revision whose verdict sets the exit status: base (v2 as released) or preview "
                         "(the default); the reports show both and the Preview readiness")
     p.add_argument("--quiet", action="store_true", help="no verdict line on stderr when the session ends")
