@@ -234,7 +234,15 @@ class _Usage(Exception):
     """A usage error of fuzz/replay: one sentence, exit status 2."""
 
 
+def _revision_kw(a: argparse.Namespace) -> dict:
+    """--acp-revision for the fuzzer: whose rules fail an example, and our schema as that revision reads it."""
+    from .protocol import revisions
+    revision = revisions.check_name(getattr(a, "acp_revision", None))
+    return {"revision": revision, "schema_path": revisions.schema_ref(revision)}
+
+
 def _fuzz_parser(prog: str, replay: bool) -> argparse.ArgumentParser:
+    from .protocol.revisions import names as revision_names
     p = argparse.ArgumentParser(prog=prog)
     if replay:
         p.add_argument("file", metavar="FILE", help="the scenario file to rerun (a fuzz counterexample)")
@@ -263,6 +271,9 @@ def _fuzz_parser(prog: str, replay: bool) -> argparse.ArgumentParser:
                    help="one more argument for the client, where {args} stands in --client-cmd or at its end "
                         "(repeatable; write --acp-client-arg=--flag for a value that starts with a dash)")
     p.add_argument("--strict", action="store_true", help="SHOULD-level failures count as findings too")
+    p.add_argument("--acp-revision", choices=revision_names(), default=None,
+                   help="the ACP v2 revision judged: base (v2 as released: no idempotencyKey sent, batches never "
+                        "failed) or preview (the default)")
     p.add_argument("--timeout", type=float, default=5.0, metavar="S",
                    help="seconds to wait for each answer of the target (default 5)")
     return p
@@ -289,7 +300,7 @@ def _client_fuzzer(argv: list[str], a: argparse.Namespace):
     or a usage error when this installation has none."""
     from .fuzz.client_entry import ClientFuzzUnavailable, client_fuzzer
     try:
-        return client_fuzzer(argv, timeout=a.timeout, strict=a.strict)
+        return client_fuzzer(argv, timeout=a.timeout, strict=a.strict, **_revision_kw(a))
     except ClientFuzzUnavailable as e:
         raise _Usage(f"--client-cmd: {e}") from None
 
@@ -341,7 +352,7 @@ def run_fuzz(argv: list[str]) -> int:
         from .fuzz.run import fuzz
         from .fuzz.config import FuzzConfig
         result = fuzz(FuzzConfig(target, timeout=a.timeout, strict=a.strict, prestart=not a.no_prestart,
-                                          prestart_restarts=a.prestart_restarts), **kw)
+                                          prestart_restarts=a.prestart_restarts, **_revision_kw(a)), **kw)
     print("\n".join(fuzz_summary(result, side, target)[1:]))  # the first line is printed above
     if result.first_contact is not None:
         return _not_judged_status(result.first_contact)
@@ -365,7 +376,8 @@ def run_replay(argv: list[str]) -> int:
                 report_dir.mkdir(parents=True, exist_ok=True)
             except OSError as e:
                 raise _Usage(f"--report-dir: cannot create {a.report_dir!r} ({e.strerror or e})") from None
-            result = replay(a.file, FuzzConfig(target, timeout=a.timeout, strict=a.strict), report_dir)
+            result = replay(a.file, FuzzConfig(target, timeout=a.timeout, strict=a.strict, **_revision_kw(a)),
+                            report_dir)
     except ScenarioFileError as e:
         raise _Usage(" ".join(str(e).split())) from None
     print("\n".join(replay_summary(a.file, result, side, target)))

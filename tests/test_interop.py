@@ -209,6 +209,14 @@ def test_interop_target_verdicts(target: str, tmp_path: Path) -> None:
     if kind != expected_reason_kind(target):
         problems.append(f"verdict.reason_kind: expected {expected_reason_kind(target)}, observed {kind} "
                         f"({run.report['verdict'].get('reason')})")
+    rec, observed = recorded_revisions(target), run.report["verdict"].get("revisions") or {}
+    for rev in ("base", "preview"):  # the verdict under each ACP revision, from the same run
+        if rev in observed and observed[rev]["conformant"] != rec.get(rev):
+            problems.append(f"the verdict under {rev}: expected conformant={rec.get(rev)}, observed "
+                            f"{observed[rev]['conformant']} (blocking: {observed[rev]['blocking']})")
+    ready = {r["id"] for r in run.report["verdict"].get("preview_readiness") or []}
+    if not ready <= set(rec.get("readiness", [])):
+        problems.append(f"Preview readiness: observed {sorted(ready)}, recorded {rec.get('readiness')}")
     assert not problems, (
         f"interop target {target}: verdicts differ from tests/interop/expected.yaml "
         f"(refresh it and docs/interop.md if intended; report: {run.report_dir / 'report.json'}):\n  "
@@ -230,6 +238,38 @@ def test_interop_expected_is_well_formed() -> None:
             assert str(entry.get("why", "")).strip(), (target, rule, "no why")
             if rule in catalog:  # SCHEMA-001 and the like are the project's own
                 assert catalog[rule].side in sides, (target, rule, catalog[rule].side)
+
+
+def revision_verdicts(target: str) -> dict:
+    """What the rows of ``target`` say of its verdict under each ACP revision: ``{base, preview}`` (CONFORMANT or
+    not: no blocking rule of the revision whose every recorded status blocks) and ``readiness`` (the Preview rules
+    that may block under preview and not under base)."""
+    from acp_conformance.protocol import revisions
+    from acp_conformance.rules.catalog import load_catalog
+    catalog = load_catalog()
+    out, maybe = {}, {}
+    for rev in ("base", "preview"):
+        rules = {rule: statuses(e) for rule, e in load_expected()[target].items()
+                 if rule in catalog and catalog[rule].blocking and revisions.applies(rule, rev)}
+        bad = {rule: [s for s in st if s in ("fail", "flaky", "not-tested")] for rule, st in rules.items()}
+        out[rev] = not any(b and len(b) == len(rules[r]) for r, b in bad.items())
+        maybe[rev] = [r for r, b in bad.items() if b]
+    out["readiness"] = [r for r in maybe["preview"] if r not in maybe["base"]]
+    return out
+
+
+def recorded_revisions(target: str) -> dict:
+    data = yaml.safe_load(EXPECTED_FILE.read_text()) or {}
+    return (data.get(target) or {}).get("_revisions") or {}
+
+
+def test_interop_revisions_follow_the_rows() -> None:
+    """Each target's `_revisions` (its verdict under base and preview, its Preview readiness) is what its rows say."""
+    for target in TARGETS:
+        rec = recorded_revisions(target)
+        assert rec, (target, "no _revisions entry")
+        assert {**rec, "readiness": sorted(rec["readiness"])} == {
+            **revision_verdicts(target), "readiness": sorted(revision_verdicts(target)["readiness"])}, target
 
 
 def test_interop_doc_shows_expected() -> None:

@@ -57,6 +57,15 @@ def test_resume_004_no_state_without_replay():
     assert_fails(findings, "RESUME-004")
 
 
+def test_resume_004_judges_a_replay_without_replay_complete():
+    # v2 as released has no replay_complete (--acp-revision base): the state_update before the response of a
+    # replaying resume is still judged, by RESUME-004, where RESUME-003 has no marker to order it after
+    findings = run(change(BASE, MARKER_1, ""))
+    assert PASS in statuses(findings, "RESUME-004") and FAIL not in statuses(findings, "RESUME-004")
+    findings = run(change(change(BASE, MARKER_1, ""), STATE_1, ""))
+    assert FAIL in statuses(findings, "RESUME-004") and FAIL in statuses(findings, "RESUME-002")
+
+
 @pytest.mark.parametrize("delay, fails", [(None, True), (3, True), (6, False)])
 def test_resume_005_marker_without_replay(delay, fails):
     marker = A(upd("sess_1", {"sessionUpdate": "replay_complete"}))

@@ -74,6 +74,7 @@ class ClientFuzzConfig:
     shrink_runs: int | None = None  # client runs that shrinking may spend (None: until hypothesis or the budget stops)
     schema_path: str | None = None
     strict: bool = False  # SHOULD-level warnings fail too
+    revision: str | None = None  # --acp-revision: whose rules fail an example (None: every rule)
 
     @property
     def via_relay(self) -> bool:
@@ -83,7 +84,8 @@ class ClientFuzzConfig:
 def client_config(argv: list[str] | str | None = None, *, env: dict[str, str] | None = None,
                   cwd: str | None = None, timeout: float = 5.0, startup_timeout: float = 10.0,
                   quiet: float = 1.0, turns: int = 1, shrink_runs: int | None = None,
-                  schema_path: str | None = None, strict: bool = False) -> ClientFuzzConfig:
+                  schema_path: str | None = None, strict: bool = False,
+                  revision: str | None = None) -> ClientFuzzConfig:
     """The config for a client command line (a list, or one string split like a shell would).
 
     With ``{agent}`` in it, the client launches the relay as its agent; without, it is spoken to
@@ -111,7 +113,8 @@ def client_config(argv: list[str] | str | None = None, *, env: dict[str, str] | 
     if shrink_runs is not None and shrink_runs < 0:
         raise ClientConfigError(f"shrink_runs must not be negative (got {shrink_runs!r})")
     return ClientFuzzConfig(argv, dict(env or {}), cwd, float(timeout), float(startup_timeout), float(quiet),
-                            turns=int(turns), shrink_runs=shrink_runs, schema_path=schema_path, strict=strict)
+                            turns=int(turns), shrink_runs=shrink_runs, schema_path=schema_path, strict=strict,
+                            revision=revision)
 
 
 # -- the fuzz run ----------------------------------------------------------------------------------
@@ -216,7 +219,7 @@ class ClientFuzzSession:
 
     def _run(self, doc: dict[str, Any], scn: Scenario) -> ClientRecord | None:
         """Run one script against a fresh client; its failure, or None."""
-        judge = ClientJudge(self.validator, dict(scn.options), self.stats, self.config.strict)
+        judge = ClientJudge(self.validator, dict(scn.options), self.stats, self.config.strict, self.config.revision)
         t = time.perf_counter()
         result = run_client_scenario(scn, self.config, judge)
         self._account(judge, result, time.perf_counter() - t)
@@ -388,7 +391,7 @@ def replay_client(path: Path | str, config: ClientFuzzConfig) -> ReplayResult:
     error = None
     frames = 0
     for scn in scenarios:
-        judge = ClientJudge(validator, dict(scn.options), StepStats(), config.strict)
+        judge = ClientJudge(validator, dict(scn.options), StepStats(), config.strict, config.revision)
         result = run_client_scenario(scn, config, judge)
         frames += len(judge.ctx.frames)
         found, _ = run_failures(judge, result)

@@ -33,15 +33,16 @@ if TYPE_CHECKING:
 class ClientJudge(Judge):
     """The fuzzer's ``Judge`` (frames in, timed; blocking failures out) over the client monitors."""
 
-    def __init__(self, validator: Validator, options: dict[str, Any], stats: StepStats, strict: bool = False):
-        super().__init__(validator, options, stats, strict)
+    def __init__(self, validator: Validator, options: dict[str, Any], stats: StepStats, strict: bool = False,
+                 revision: str | None = None):
+        super().__init__(validator, options, stats, strict, revision)
         self.ctx = MonitorContext(target_side="client", options={"validator": validator, **options})
         self.ctx.add_monitors(CLIENT_MONITORS)
 
     def blocking(self, findings: list[Finding]) -> list[Finding]:
         # A both-side monitor also speaks of agent-only rules; only the client's count (as in the plugin).
         mine = [f for f in findings if f.rule in self.catalog and self.catalog[f.rule].side in ("client", "both")]
-        return BlockingPolicy(self.strict).blocking_findings(self.catalog, mine)
+        return BlockingPolicy(self.strict, revision=self.revision).blocking_findings(self.catalog, mine)
 
 
 def _status(frame) -> str:

@@ -36,6 +36,7 @@ class FuzzConfig:
     prompts: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_PROMPTS))
     schema_path: str | None = None
     strict: bool = False
+    revision: str | None = None  # --acp-revision: whose rules fail an example (None: every rule)
     # start each example's process while the example before it runs (off: one process at a time)
     prestart: bool = True
     # a restart's process too, in the example's directory, after the example's first resume (off by default:

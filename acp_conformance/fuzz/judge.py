@@ -28,8 +28,10 @@ from .envelope import INFORMATIONAL_NOTE, line_digest, note_digests
 class Judge:
     """All agent monitors over one example's frames; blocking failures are the fuzzer's findings."""
 
-    def __init__(self, validator: Validator, options: dict[str, Any], stats: StepStats, strict: bool = False):
+    def __init__(self, validator: Validator, options: dict[str, Any], stats: StepStats, strict: bool = False,
+                 revision: str | None = None):
         self.catalog = load_catalog()
+        self.revision = revision  # --acp-revision: a rule of another revision never fails an example
         self.ctx = MonitorContext(target_side="agent", options={"validator": validator,
                                                                 "insertion_work_threshold": 5.0,
                                                                 "stop_reason_required": True, **options})
@@ -146,7 +148,7 @@ class Judge:
         """The findings that fail the example: what the run's policy blocks (as for a scenario), except those
         provoked by an envelope case the spec leaves open (recorded as informational)."""
         out = []
-        for f in BlockingPolicy(self.strict).blocking_findings(self.catalog, findings):
+        for f in BlockingPolicy(self.strict, revision=self.revision).blocking_findings(self.catalog, findings):
             if self._provoked_by_informational(f):
                 self.informational.append(f)
                 continue

@@ -64,7 +64,8 @@ def _client_fuzzer(state):
     r = state.run
     try:
         return client_fuzzer(list(r.argv), env=dict(r.env), cwd=r.cwd, timeout=r.timeout,
-                             startup_timeout=r.startup_timeout, strict=r.strict)
+                             startup_timeout=r.startup_timeout, strict=r.strict, revision=r.revision,
+                             schema_path=r.schema_path)
     except ClientFuzzUnavailable as e:
         raise _Unavailable(f"--acp-fuzz with --client-cmd: {e}") from None
 
@@ -111,7 +112,7 @@ class FuzzItem(JudgedItem):
         prompts = {k: v for k, v in r.prompts.items() if isinstance(v, str)}
         return FuzzConfig(list(r.argv), env=dict(r.env), timeout=r.timeout,
                           startup_timeout=r.startup_timeout, prompts={**FuzzConfig([]).prompts, **prompts},
-                          schema_path=r.schema_path, strict=r.strict)
+                          schema_path=r.schema_path, strict=r.strict, revision=r.revision)
 
     def _write_transcript(self, state, result) -> str:
         from ..report.redact import transcript_jsonl  # secrets masked in the file, as for the scenarios

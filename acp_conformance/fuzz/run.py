@@ -239,7 +239,7 @@ def replay(path: Path | str, config: FuzzConfig, report_dir: Path | None = None)
     outcomes: list[tuple[str, str, str]] = []
     run = _ReplayRun(config, report_dir, Path(path))
     for scn in scenarios:
-        judge = Judge(validator, scn.options, StepStats(), config.strict)
+        judge = Judge(validator, scn.options, StepStats(), config.strict, config.revision)
         settings = RunSettings(timeout=config.timeout, startup_timeout=config.startup_timeout, test_timeout=600,
                                prompts=config.prompts, validate_sent=None)
         tmp = tempfile.mkdtemp(prefix="acp-replay-")
@@ -280,6 +280,7 @@ class _ReplayRun:
         from ..report.json_report import ReportedRun
         self.run = ReportedRun(list(config.argv), cached_schema(config.schema_path))
         self.strict = config.strict
+        self.revision = config.revision
         self.file = path
         self.findings: list[Finding] = []
         self.bound: dict[str, list[str]] = {}
@@ -319,8 +320,9 @@ class _ReplayRun:
         from ..report.write import write_reports
         from ..rules.catalog import load_not_observable
         from ..rules.monitors import checked_on
-        from ..rules.verdicts import compute
-        verdict = compute(load_catalog(), self.findings, set(checked_on("agent")), self.bound, self.skipped,
-                          strict=self.strict, side="agent", not_observable=load_not_observable())
+        from ..rules.verdicts import compute_by_revision
+        verdict = compute_by_revision(load_catalog(), self.findings, set(checked_on("agent")), self.bound,
+                                      self.skipped, strict=self.strict, side="agent",
+                                      not_observable=load_not_observable(), revision=self.revision)
         write_reports(self.report_dir, verdict, self)
         return self.report_dir / "report.json"

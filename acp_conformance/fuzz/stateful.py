@@ -143,6 +143,8 @@ class AgentMachine(ExampleSteps):
         content = data.draw(self.draws.blocks_of(None if anything else self.accepts), label="prompt")
         if has_var(content):
             content = [{"type": "text", "text": ""}]
+        # a key only where the run's schema has one (not under --acp-revision base: it would mean nothing there)
+        keyed = keyed and "idempotencyKey" in self.draws.schema.defs.get("PromptRequest", {}).get("properties", {})
         self.prompt(ref, content, rid, key=f"fuzz-key-{len(self.steps)}" if keyed else None)
 
     @precondition(lambda self: any(self.sessions[r].keyed for r in self.alive(busy=False)))

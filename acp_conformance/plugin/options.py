@@ -55,6 +55,10 @@ def add_options(parser: pytest.Parser) -> None:
                 help="seconds one test may take in all (default 60)")
     g.addoption("--acp-schema", dest="acp_schema", default=None, metavar="PATH",
                 help="validate against another revision of the ACP JSON Schema")
+    g.addoption("--acp-revision", dest="acp_revision", default=None, metavar="base|preview",
+                help="the ACP v2 revision whose verdict sets the exit status: base (v2 as released, the "
+                     "TypeScript SDK 2.4.0's schema) or preview (the v2 Preview of 2026-11-20; the default). "
+                     "Every report shows both verdicts and the Preview readiness")
     g.addoption("--acp-strict", dest="acp_strict", action="store_true", default=False,
                 help="SHOULD-level warnings block conformance too")
     g.addoption("--acp-long-prompt", dest="acp_long_prompt", default=DEFAULT_PROMPTS["long"], metavar="TEXT",
@@ -141,10 +145,11 @@ class RunConfig:
     rules: frozenset[str]  # --acp-rules: run only the scenarios bound to these (empty: all)
     model_url: str | None  # --acp-model: the base URL of the scripted model server this process started
     fuzz: Mapping[str, Any] | None  # the --acp-fuzz settings, or None when it is off
+    revision: str = "preview"  # --acp-revision: whose verdict sets the exit status (protocol/revisions.py)
 
     @property
     def policy(self) -> BlockingPolicy:
-        return BlockingPolicy(self.strict, self.require_coverage)
+        return BlockingPolicy(self.strict, self.require_coverage, self.revision)
 
 
 def side_of(config: pytest.Config) -> str | None:
@@ -194,11 +199,25 @@ def _target(config: pytest.Config, who: str) -> dict[str, Any]:
             "env": env, "cwd": cwd}
 
 
+def _revision(config: pytest.Config) -> str:
+    from ..protocol import revisions
+    try:
+        return revisions.check_name(config.getoption("acp_revision", default=None))
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+
+def _schema_path(config: pytest.Config) -> str | None:
+    """--acp-schema, else our schema as the run's revision reads it (None: ours as it is)."""
+    from ..protocol import revisions
+    schema_path = config.getoption("acp_schema")
+    return str(Path(schema_path).resolve()) if schema_path else revisions.schema_ref(_revision(config))
+
+
 def _schema(config: pytest.Config):
     from ..protocol.schema import SchemaError, cached_schema
-    schema_path = config.getoption("acp_schema")
     try:
-        return cached_schema(str(Path(schema_path).resolve()) if schema_path else None)
+        return cached_schema(_schema_path(config))
     except SchemaError as e:
         raise UsageError(str(e)) from None
 
@@ -281,7 +300,7 @@ def build_run_config(config: pytest.Config) -> RunConfig | None:
     if side is None:
         return None
     target = _target(config, side)  # checked in this order: the first bad option is the one named
-    checked = dict(schema=_schema(config), waivers=_waivers(config, side), report_dir=_report_dir(config),
+    checked = dict(revision=_revision(config), schema=_schema(config), waivers=_waivers(config, side), report_dir=_report_dir(config),
                    rules=_rules(config))
     timeouts = {name: _positive(config, f"acp_{name}", f"--acp-{name.replace('_', '-')}")
                 for name in ("timeout", "startup_timeout", "test_timeout")}
@@ -294,11 +313,10 @@ def build_run_config(config: pytest.Config) -> RunConfig | None:
     ahead = config.getoption("acp_run_ahead", default=None)
     if ahead is not None and ahead < 0:
         raise UsageError(f"--acp-run-ahead takes a number of tests, 0 or more (got {ahead})")
-    schema_path = config.getoption("acp_schema")
     model_url = _model(config, side, checked["report_dir"], target["env"])
     return RunConfig(
         side=side, **target, **checked,
-        schema_path=str(Path(schema_path).resolve()) if schema_path else None,
+        schema_path=_schema_path(config),
         auth_method=config.getoption("acp_auth_method"),
         **{name: t * multiplier for name, t in timeouts.items()}, timeout_multiplier=multiplier,
         budget=_budget(config), prompts=_prompts(config), monitor_options=monitor_options,

@@ -40,12 +40,13 @@ def record(state: SuiteState, test: str, outcome: TestOutcome) -> None:
 def judge_suite(state: SuiteState):
     """The run's verdict over every collected outcome (the same policy as each test's)."""
     from ..rules.monitors import checked_on
-    from ..rules.verdicts import compute
+    from ..rules.verdicts import compute_by_revision
     from ..rules.findings import NOT_TESTED
     r = state.run
-    verdict = compute(state.catalog, state.findings, set(checked_on(state.side)), state.bound, state.skipped,
-                      strict=r.strict, side=state.side, not_observable=load_not_observable(),
-                      waivers=r.waivers, require_coverage=r.require_coverage)
+    verdict = compute_by_revision(state.catalog, state.findings, set(checked_on(state.side)), state.bound,
+                                  state.skipped, strict=r.strict, side=state.side,
+                                  not_observable=load_not_observable(), waivers=r.waivers,
+                                  require_coverage=r.require_coverage, revision=r.revision)
     for v in verdict.rules:  # an inconclusive rule says which of its tests could not be completed, and why
         if v.checked and v.status == NOT_TESTED:
             stuck = next((t for t in v.tests if t in state.errors), None)

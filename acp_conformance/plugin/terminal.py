@@ -42,6 +42,10 @@ def write_summary(terminalreporter, config: pytest.Config, state: SuiteState) ->
     elif state.auth_blocked:
         tr.line(f"acp-conformance: {auth_reason(state)}", bold=True, red=True)
     # the verdict's line itself is the run's very last line (pytest_unconfigure), after pytest's counts
+    if state.first_contact is None:
+        from ..protocol.revisions import readiness_lines
+        for line in readiness_lines(v):  # the Preview rules not met yet, each with its source
+            tr.line(f"  Preview readiness: {line}")
     stopped = stopped_by(state)
     if stopped is not None:
         tr.line(f"the run was stopped by {signal_name(stopped - 128)}: the tests not run are not-tested; "

@@ -102,6 +102,12 @@ def _methods_from_annotations(defs: dict[str, Any]) -> dict[str, Method]:
 
 
 def load_schema(path: str | Path | None = None) -> Schema:
+    from . import revisions
+    if revisions.is_schema_ref(path):  # ours as an ACP revision reads it (revisions.json), edited at load time
+        name = str(path)[len(revisions.SCHEMA_REF_PREFIX):]
+        ours = load_schema(None)
+        doc = revisions.derive_schema(ours.document, revisions.check_name(name))
+        return Schema(ours.path, doc, ours.methods, ours.sha256)
     p = Path(path) if path else schema_dir() / DEFAULT_SCHEMA
     try:
         raw = p.read_bytes()

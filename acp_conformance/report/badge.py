@@ -17,12 +17,17 @@ def badge(report: dict[str, Any]) -> dict[str, Any]:
     bad = len(v.get("blocking") or [])  # the rules that decide against conformance (fail, flaky, not-tested)
     waived = f" · {c['xfail']} waived" if c.get("xfail") else ""
     msg = (f"conformant · {exercised}{waived}" if ok else f"not conformant · {bad} blocking · {exercised}{waived}")
+    if v.get("revision") and v.get("revision") != "preview" and "preview" in (v.get("revisions") or {}):
+        ready = len(v.get("preview_readiness") or [])  # beside the verdict: how far from the Preview
+        msg += f" · Preview: {ready} rule{'s' if ready != 1 else ''} to go" if ready else " · Preview ready"
     msg = reason_label(v) or msg  # a target the suite could not judge: why, not a count of rules
     return {"schemaVersion": 1, "label": _label(report), "message": msg, "color": "brightgreen" if ok else "red"}
 
 
 def _label(report: dict[str, Any]) -> str:
     """The revision judged: "ACP v2 Preview" for "ACP v2 Preview (2026-11-20)"."""
+    if (report.get("verdict") or {}).get("revision_title"):
+        return report["verdict"]["revision_title"]
     return (report.get("spec") or {}).get("revision", "ACP v2").split(" (")[0]
 
 

@@ -86,6 +86,19 @@ def _summary(text: str, n: int = 120) -> str:
     return text if len(text) <= n else text[: text.rfind(" ", 0, n)] + " …"
 
 
+def _revisions_cell(verdict: dict[str, Any]) -> str:
+    """Under the selected verdict: the verdict of every revision and the Preview rules not met yet."""
+    revs = verdict.get("revisions") or {}
+    if not revs:
+        return ""
+    ready = [r["id"] for r in verdict.get("preview_readiness") or []]
+    line = " · ".join(f"{html.escape(name)}: {'ok' if r.get('conformant') else 'not'}"
+                      + ("*" if name == verdict.get("revision") else "") for name, r in revs.items())
+    return (f"<br><small title='the verdict under every ACP revision (* selected)'>{line}</small>"
+            + (f"<br><small class='v bad' title='Preview readiness: {html.escape(', '.join(ready))}'>Preview: "
+               f"{len(ready)} to go</small>" if ready else ""))
+
+
 def render_matrix(reports: list[tuple[Path, dict[str, Any]]], out: Path) -> str:
     names = column_names(reports)
     rows: dict[str, dict[str, Any]] = {}
@@ -103,6 +116,7 @@ def render_matrix(reports: list[tuple[Path, dict[str, Any]]], out: Path) -> str:
                    f"{'CONFORMANT' if d['verdict'].get('conformant') else 'NOT CONFORMANT'}</small>"
                    + (f"<br><small class='v bad' title='{html.escape(d['verdict'].get('reason') or '')}'>"
                       f"ACP v2: {html.escape(reason_label(d['verdict']))}</small>" if reason_label(d['verdict']) else "")
+                   + _revisions_cell(d["verdict"])
                    + "</th>"
                    for i, (n, (p, d)) in enumerate(zip(names, reports)))
     counts_rows = []  # the rules each report checks, per status (report.json's verdict.counts)

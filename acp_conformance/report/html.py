@@ -89,7 +89,28 @@ def render(report: dict[str, Any], title: str = "ACP conformance report") -> str
             .replace("@@VCLASS@@", "ok" if v.get("conformant") else "bad")
             .replace("@@SUMMARY@@", html.escape(v.get("summary", "")))
             .replace("@@BANNER@@", _banner(v))
+            .replace("@@READINESS@@", _readiness(v))
             .replace("@@DATA@@", _script_json(data)))
+
+
+def _readiness(verdict: dict[str, Any]) -> str:
+    """Every revision's verdict, and the Preview rules not met yet with their sources, beside the verdict."""
+    revs = verdict.get("revisions")
+    if not revs:
+        return ""
+    out = ['<p id="revisions">' + "; ".join(
+        f"{html.escape(r.get('title', name))}{' (selected)' if name == verdict.get('revision') else ''}: "
+        f"{'CONFORMANT' if r.get('conformant') else 'NOT CONFORMANT'}" for name, r in revs.items()) + "</p>"]
+    ready = verdict.get("preview_readiness") or []
+    if ready:
+        out.append(f'<div id="readiness"><b>Preview readiness</b>: {len(ready)} rule(s) of the ACP v2 Preview not '
+                   "met yet<ul>" + "".join(
+                       f"<li><b>{html.escape(r['id'])}</b> ({html.escape(r['status'])}): "
+                       f"{html.escape(r.get('summary', ''))} <i>Source: {html.escape(r['source'])}</i></li>"
+                       for r in ready) + "</ul></div>")
+    elif "preview" in revs:
+        out.append('<p id="readiness"><b>Preview readiness</b>: every ACP v2 Preview rule judged here is met.</p>')
+    return "".join(out)
 
 
 def _banner(verdict: dict[str, Any]) -> str:
@@ -300,6 +321,7 @@ PAGE = """<!DOCTYPE html>
 <div class="verdict @@VCLASS@@" id="verdict">@@VERDICT@@</div> <span class="proven" id="coverage">@@PROVEN@@</span>
 @@BANNER@@
 <p id="summary">@@SUMMARY@@</p>
+@@READINESS@@
 <p class="mono" id="target"></p>
 <table class="counts" id="counts"></table>
 <p id="attention"></p>

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import SPEC_REVISION, __version__
+from ..protocol import revisions
 
 
 @dataclass(frozen=True)
@@ -37,11 +38,12 @@ def build_json_report(verdict, state) -> dict[str, Any]:
     rules = []
     for rv in verdict.rules:
         entry = rv.to_json()
+        entry["revisions"] = revisions.rule_revisions(rv.rule.id)
         entry["transcripts"] = sorted({state.transcripts[t] for t in rv.tests if state.transcripts.get(t)})
         rules.append(entry)
     return {
         "suite": {"name": "acp-conformance", "version": __version__},
-        "spec": {"revision": SPEC_REVISION},
+        "spec": {"revision": revisions.label(verdict.revision) if getattr(verdict, "revision", None) else SPEC_REVISION},
         "generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "schema": {"path": str(run.schema.path), "revision": run.schema.revision, "sha256": run.schema.sha256},
         "target": {"side": state.side,
@@ -52,7 +54,8 @@ def build_json_report(verdict, state) -> dict[str, Any]:
                     "stale_waivers": [v.rule.id for v in getattr(verdict, "stale_waivers", [])],
                     "summary": verdict.summary_line(), "headline": verdict.headline(),
                     "coverage": verdict.coverage(), "require_coverage": verdict.require_coverage,
-                    "inconclusive": [v.rule.id for v in verdict.inconclusive]},
+                    "inconclusive": [v.rule.id for v in verdict.inconclusive],
+                    **revision_fields(verdict)},
         "redacted": not run.no_redact,
         "waivers_file": run.waivers_file,
         "tests": [{"id": t, "transcript": p, "stderr": _stderr_path(p), "skipped": state.skipped.get(t),
@@ -60,6 +63,18 @@ def build_json_report(verdict, state) -> dict[str, Any]:
                   for t, p in sorted(state.transcripts.items())],
         "rules": rules,
     }
+
+
+def revision_fields(verdict) -> dict[str, Any]:
+    """The revision judged, every revision's verdict and the Preview readiness (protocol/revisions.py); none for
+    a verdict computed without revisions."""
+    if not getattr(verdict, "revision", None):
+        return {}
+    return {"revision": verdict.revision, "revision_title": revisions.title(verdict.revision),
+            "revisions": {name: {"title": revisions.title(name), "conformant": v.conformant,
+                                 "headline": v.headline(), "blocking": [r.rule.id for r in v.blocking_failures]}
+                          for name, v in verdict.by_revision.items()},
+            "preview_readiness": revisions.readiness_json(verdict)}
 
 
 def write_json_report(path: Path, verdict, state) -> Path:

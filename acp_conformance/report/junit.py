@@ -41,6 +41,15 @@ def annotate_junit(path: Path, verdict=None) -> None:
     tree.write(path, encoding="utf-8", xml_declaration=True)
 
 
+def _revision_properties(verdict) -> list[tuple[str, str]]:
+    """The revision judged, every revision's verdict and the Preview readiness (protocol/revisions.py)."""
+    if not getattr(verdict, "revision", None):
+        return []
+    return [("acp_revision", verdict.revision),
+            *((f"verdict_{name}", v.headline()) for name, v in verdict.by_revision.items()),
+            ("preview_readiness", " ".join(v.rule.id for v in verdict.readiness))]
+
+
 def _verdict_case(root: ET.Element, verdict) -> None:
     suite = root if root.tag == "testsuite" else root.find("testsuite")
     if suite is None:
@@ -50,7 +59,8 @@ def _verdict_case(root: ET.Element, verdict) -> None:
     props = ET.SubElement(case, "properties")
     for name, value in (("verdict", verdict.headline()), ("exercised", cov["exercised"]),
                         ("checked", cov["checked"]), ("not_exercised", cov["not_exercised"]),
-                        ("blocking", " ".join(v.rule.id for v in verdict.blocking_failures))):
+                        ("blocking", " ".join(v.rule.id for v in verdict.blocking_failures)),
+                        *_revision_properties(verdict)):
         ET.SubElement(props, "property", {"name": name, "value": str(value)})
     suite.set("tests", str(int(suite.get("tests", "0")) + 1))
     if not verdict.conformant:

@@ -30,6 +30,10 @@ def markdown(report: dict[str, Any]) -> str:
             why = why.replace("|", "\\|")
             lines.append(f"| {r['id']} | {r['level']} | {label(r['status'])} | {why} |")
         lines.append("")
+    ready = v.get("preview_readiness") or []
+    if ready:  # beside the verdict: the Preview rules not met yet, each with its source
+        lines += [f"**Preview readiness**: {len(ready)} rule(s) of the ACP v2 Preview not met yet", ""]
+        lines += [f"* {r['id']} ({label(r['status'])}): {r['source']}" for r in ready] + [""]
     lines.append(v.get("summary", ""))
     return "\n".join(lines) + "\n"
 

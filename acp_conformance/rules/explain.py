@@ -155,6 +155,14 @@ def _situation(rule: Rule) -> str:
     return text + (f"; reached by {rule.reach}" if rule.reach else "")
 
 
+def _revisions(rule_id: str) -> str:
+    """The ACP revisions the rule belongs to (protocol/revisions.json), and why where not every one."""
+    from ..protocol import revisions
+    mine = revisions.rule_revisions(rule_id)
+    text = ", ".join(f"{r} ({revisions.title(r)})" for r in mine)
+    return text + (f"; only these: {revisions.change(rule_id)}" if revisions.change(rule_id) else " (every revision)")
+
+
 def explain(rule_id: str, root: Path = _PKG_PARENT) -> list[str]:
     """The lines ``rules --explain`` prints for a catalog rule (KeyError for an unknown ID)."""
     rule = load_catalog()[rule_id]
@@ -168,6 +176,7 @@ def explain(rule_id: str, root: Path = _PKG_PARENT) -> list[str]:
     if rule.note:
         lines.append(f"kit note: {rule.note}")
     lines.append(f"status:   {standing(rule)}")
+    lines.append(f"revisions: {_revisions(rule.id)}")
     lines.append(f"situation: {_situation(rule)}")
     monitors = monitor_lines(rule.id)
     lines.append("monitors:" if monitors else "monitors: none")

@@ -21,6 +21,9 @@
   skipped because of a legal choice of this target (``NOT_EXERCISED_SKIP``: it kept no session for a new
   process, never made the tool call a test waits for), ``not-exercised`` with that reason, whoever creates
   the rule's situation elsewhere: whether the suite could create it is judged per run, not per rule.
+* ACP revisions (``protocol/revisions.json``): a rule outside the judged revision is left out of its verdict and
+  never blocks; ``compute_by_revision`` gives the selected revision's verdict (--acp-revision) with every other
+  one and the Preview readiness (the Preview rules blocking there and not under base).
 * Waivers (--acp-expected-failures): a waived rule that fails, is flaky or warns is ``xfail`` and does
   not count; a waived rule that passes is a stale waiver, which fails the run (not the conformance).
 """
@@ -30,6 +33,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from ..protocol import revisions
+from ..protocol.revisions import applies
 from .catalog import TARGET, Rule, load_retired, load_unchecked
 from .findings import FAIL, FLAKY, INFO, NOT_EXERCISED, NOT_TESTED, PASS, SKIP, WARN, Finding, worst
 
@@ -85,9 +90,12 @@ class BlockingPolicy:
 
     strict: bool = False
     require_coverage: bool = False
+    revision: str | None = None  # --acp-revision: a rule of another revision never blocks (protocol/revisions.py)
 
     def blocks(self, rule: Rule, status: str) -> bool:
         """Does a rule with this status (already read at the rule's level) block?"""
+        if not applies(rule.id, self.revision):
+            return False
         if status in (FAIL, FLAKY, NOT_TESTED):
             return rule.blocking
         return self.strict and status == WARN
@@ -114,10 +122,13 @@ class Verdict:
     strict: bool = False
     require_coverage: bool = False  # certification: a not-exercised rule blocks too (unless waived)
     observed: bool = False  # judged on observed traffic (tap, check): only what happened counts
+    revision: str | None = None  # the ACP revision judged (protocol/revisions.py); None: every rule
+    by_revision: dict[str, "Verdict"] = field(default_factory=dict)  # every revision's verdict (compute_by_revision)
+    readiness: list[RuleVerdict] = field(default_factory=list)  # Preview rules blocking that base does not
 
     @property
     def policy(self) -> BlockingPolicy:
-        return BlockingPolicy(self.strict, self.require_coverage)
+        return BlockingPolicy(self.strict, self.require_coverage, self.revision)
 
     @property
     def blocking_failures(self) -> list[RuleVerdict]:
@@ -174,7 +185,10 @@ class Verdict:
         stale = self.stale_waivers
         if stale:
             extra += f"; stale waivers (these rules pass now): {', '.join(v.rule.id for v in stale)}"
-        return f"ACP verdict: {self.headline()} ({parts}{extra})"
+        if self.revision:
+            extra += f"; judged as {revisions.title(self.revision)}"
+        ready = revisions.readiness_line(self)
+        return f"ACP verdict: {self.headline()} ({parts}{extra})" + (f". {ready}" if ready else "")
 
 
 def level_status(rule: Rule, status: str) -> str:
@@ -190,9 +204,10 @@ def compute(catalog: dict[str, Rule], findings: Iterable[Finding], checked: set[
             bound_tests: dict[str, list[str]], skipped_tests: dict[str, str],
             strict: bool = False, side: str | None = None,
             not_observable: dict[str, str] | None = None, waivers: dict[str, Any] | None = None,
-            require_coverage: bool = False, observed: bool = False) -> Verdict:
+            require_coverage: bool = False, observed: bool = False, revision: str | None = None) -> Verdict:
     """``bound_tests``: rule -> the test ids that name it; ``skipped_tests``: test id -> reason;
-    ``require_coverage``: not-exercised rules block; ``observed``: judge observed traffic (module docstring)."""
+    ``require_coverage``: not-exercised rules block; ``observed``: judge observed traffic (module docstring);
+    ``revision``: only the rules of that ACP revision (protocol/revisions.py)."""
     not_observable = not_observable or {}
     retired = load_retired()
     unchecked = load_unchecked()
@@ -202,6 +217,8 @@ def compute(catalog: dict[str, Rule], findings: Iterable[Finding], checked: set[
     out = []
     for rule in catalog.values():
         if side and rule.side not in (side, "both"):
+            continue
+        if not applies(rule.id, revision):
             continue
         fs = by_rule.get(rule.id, [])
         tests = sorted(set(bound_tests.get(rule.id, [])) | {f.test for f in fs if f.test})
@@ -257,4 +274,16 @@ def compute(catalog: dict[str, Rule], findings: Iterable[Finding], checked: set[
             elif status == PASS:
                 rv.stale_waiver = True
         out.append(rv)
-    return Verdict(out, strict, require_coverage, observed)
+    return Verdict(out, strict, require_coverage, observed, revision=revision)
+
+
+def compute_by_revision(*args: Any, revision: str | None = None, **kwargs: Any) -> Verdict:
+    """``compute`` under every ACP revision, from the same findings: the selected revision's verdict (it sets
+    the exit status), carrying the others (``by_revision``) and the Preview readiness."""
+    selected = revisions.check_name(revision)
+    every = {r: compute(*args, revision=r, **kwargs) for r in revisions.names()}
+    verdict = every[selected]
+    verdict.by_revision = every
+    if "base" in every and revisions.PREVIEW in every:
+        verdict.readiness = revisions.readiness(every["base"], every[revisions.PREVIEW])
+    return verdict

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..protocol.revisions import names as revision_names, schema_ref as revision_schema_ref
 from .session import TO_AGENT, TO_CLIENT, ObservedSession
 
 _CUT = re.compile(r"\.\.\. \((\d+) bytes\)$")
@@ -186,6 +187,9 @@ def run_check(argv: list[str]) -> int:
     p.add_argument("--strict", action="store_true", help="SHOULD-level failures count against conformance too")
     p.add_argument("--no-redact", action="store_true", help="keep secrets (tokens, keys) in the reports")
     p.add_argument("--acp-schema", metavar="PATH", default=None)
+    p.add_argument("--acp-revision", choices=revision_names(), default=None,
+                   help="the ACP v2 revision whose verdict sets the exit status: base (v2 as released) or preview "
+                        "(the default); the reports show both and the Preview readiness")
     try:
         a = p.parse_args(argv)
     except SystemExit as e:
@@ -206,7 +210,8 @@ def run_check(argv: list[str]) -> int:
     from ..protocol.validate import Validator
     from .report import SessionRecord, not_judged_reason, verdict_line, write_observed_reports
     try:
-        schema = cached_schema(str(Path(a.acp_schema).resolve()) if a.acp_schema else None)
+        schema = cached_schema(str(Path(a.acp_schema).resolve()) if a.acp_schema
+                               else revision_schema_ref(a.acp_revision))
     except SchemaError as e:
         print(f"acp-conformance check: {e}", file=sys.stderr)
         return 2
@@ -223,7 +228,7 @@ def run_check(argv: list[str]) -> int:
         if s.not_judged and len(recorded) > 1:
             print(f"acp-conformance check: {rec.source} ({rec.name}): not judged: {s.not_judged}", file=sys.stderr)
     verdict, _ = write_observed_reports(report_dir, sessions, schema, strict=a.strict, redact=not a.no_redact,
-                                        junitxml=Path(a.junitxml) if a.junitxml else None)
+                                        junitxml=Path(a.junitxml) if a.junitxml else None, revision=a.acp_revision)
     for rv in verdict.rules:
         if rv.checked and rv.status in ("fail", "warn", "flaky"):
             who = sorted({f.test.rsplit(" ", 1)[-1] for f in rv.findings if f.status in ("fail", "warn", "flaky")})

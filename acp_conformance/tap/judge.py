@@ -113,7 +113,8 @@ def judge(fh: BinaryIO, config: dict[str, Any]) -> int:
     if config.get("wire_log"):
         write_wire_log(Path(config["report_dir"]) / "wire.log", session.frames)
     verdict, _ = write_observed_reports(Path(config["report_dir"]), [rec], schema, strict=config.get("strict", False),
-                                        redact=config.get("redact", True), junitxml=junit, extra=extra)
+                                        redact=config.get("redact", True), junitxml=junit, extra=extra,
+                                        revision=config.get("revision"))
     if live_out is not None or config.get("quiet") is False:
         sink = live_out or sys.stderr
         try:

@@ -28,6 +28,7 @@ import threading
 import time
 from pathlib import Path
 
+from ..protocol.revisions import names as revision_names, schema_ref as revision_schema_ref
 from .judge import DATA_TO_AGENT, DATA_TO_CLIENT, EVENT, FACTS, STDERR, record
 
 CHUNK = 1 << 16
@@ -52,6 +53,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--strict", action="store_true", help="SHOULD-level failures count against conformance too")
     p.add_argument("--no-redact", action="store_true", help="keep secrets (tokens, keys) in the reports")
     p.add_argument("--acp-schema", metavar="PATH", default=None, help="another ACP v2 JSON Schema")
+    p.add_argument("--acp-revision", choices=revision_names(), default=None,
+                   help="the ACP v2 revision whose verdict sets the exit status: base (v2 as released) or preview "
+                        "(the default); the reports show both and the Preview readiness")
     p.add_argument("--quiet", action="store_true", help="no verdict line on stderr when the session ends")
     p.add_argument("--wire-log", action="store_true",
                    help="also write wire.log: every frame's exact bytes in check's plain log format (NOT redacted)")
@@ -202,7 +206,8 @@ class Tap:
     # -- the session ---------------------------------------------------------------------------
     def run(self) -> int:
         config = {"report_dir": str(self.report_dir), "live": self.a.live, "strict": self.a.strict,
-                  "redact": not self.a.no_redact, "argv": self.cmd, "schema": self.a.acp_schema,
+                  "redact": not self.a.no_redact, "argv": self.cmd, "revision": self.a.acp_revision,
+                  "schema": self.a.acp_schema or revision_schema_ref(self.a.acp_revision),
                   "junitxml": str(Path(self.a.junitxml).resolve()) if self.a.junitxml else None,
                   "quiet": self.a.quiet, "wire_log": self.a.wire_log}
         try:

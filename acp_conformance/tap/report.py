@@ -48,13 +48,13 @@ class _State:
         self.driven_again: dict[str, str] = {}  # (running ahead is the pytest suite's)
 
 
-def compute_observed(findings: list[Finding], strict: bool = False) -> Verdict:
+def compute_observed(findings: list[Finding], strict: bool = False, revision: str | None = None) -> Verdict:
     from ..rules.catalog import load_catalog, load_not_observable
     from ..rules.monitors import checked_on
-    from ..rules.verdicts import compute
+    from ..rules.verdicts import compute_by_revision
     checked = set(checked_on("agent")) | set(checked_on("client"))
-    return compute(load_catalog(), findings, checked, {}, {}, strict=strict, not_observable=load_not_observable(),
-                   observed=True)
+    return compute_by_revision(load_catalog(), findings, checked, {}, {}, strict=strict,
+                               not_observable=load_not_observable(), observed=True, revision=revision)
 
 
 def _name(part: dict[str, Any] | None) -> str:
@@ -70,7 +70,8 @@ def _file_name(test: str) -> str:
 
 def write_observed_reports(report_dir: Path, sessions: list[SessionRecord], schema, strict: bool = False,
                            redact: bool = True, junitxml: Path | None = None,
-                           extra: dict[str, Any] | None = None) -> tuple[Verdict, dict[str, Any]]:
+                           extra: dict[str, Any] | None = None,
+                           revision: str | None = None) -> tuple[Verdict, dict[str, Any]]:
     from ..report.badge import write_badge
     from ..report.html import write_html_report
     from ..report.json_report import build_json_report
@@ -93,7 +94,7 @@ def write_observed_reports(report_dir: Path, sessions: list[SessionRecord], sche
         for side in ("agent", "client"):
             transcripts[f"{s.name} {side}"] = str(path)
         findings += s.findings
-    verdict = compute_observed(findings, strict)
+    verdict = compute_observed(findings, strict, revision)
     data = build_json_report(verdict, _State(schema, sessions, transcripts, redact))
     first = sessions[0] if sessions else SessionRecord("", [], [], None, None)
     data["target"] = {"side": "tap", "command": f"{_name(first.client)} \u21c4 {_name(first.agent)}"

@@ -57,7 +57,21 @@ class Idem003(ReferenceAgent):
         return True
 
 
+class BaseOnly(ReferenceAgent):
+    """An agent of ACP v2 as released (an SDK without the Preview's additions, like the TypeScript SDK 2.4.0):
+    it ignores session/prompt's idempotencyKey (every attempt is a new submission) and never sends
+    replay_complete. Otherwise correct: CONFORMANT under --acp-revision base, and under preview NOT
+    CONFORMANT for exactly the Preview rules it misses (tests/test_revisions.py)."""
+
+    def answer_retry(self, ctx, session, key):
+        return False
+
+    def replay_marker(self, session):
+        pass
+
+
 MUTANTS: dict[str, tuple[tuple[str, ...], type]] = {
+    "base-only": (("IDEM-001", "IDEM-002", "IDEM-003", "RESUME-002"), BaseOnly),
     "idem-001": (("IDEM-001",), Idem001),
     "idem-002": (("IDEM-002",), Idem002),
     "idem-003": (("IDEM-003",), Idem003),

@@ -156,7 +156,9 @@ class ResumeMonitor(ConnMonitor):
             assert resp is not None
             self._judge_one_marker(r, resp)
             self._judge_state_after_marker(r, resp)
-        if ok and not r.replay:
+        if ok and (not r.replay or not r.markers):
+            # a replay without replay_complete (v2 as released has none; the Preview's RESUME-002 fails it): the
+            # current state_update before the response is still RESUME-004's, RESUME-003 having no marker to order
             assert resp is not None
             self._judge_state_before_response(r, resp)
         if r.cursor == NO_CURSOR:
