@@ -8,7 +8,7 @@ import pytest
 from acp_conformance.rules.findings import FAIL, INFO, PASS, WARN
 
 from monitor_transcripts import (
-    A, BASE, C, INIT2, SESSION_NEW, assert_fails, bad, base, change, msgs, run, statuses, upd,
+    A, BASE, C, INIT2, SESSION_NEW, assert_fails, bad, change, msgs, run, statuses, upd,
 )
 
 

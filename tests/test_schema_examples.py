@@ -405,7 +405,6 @@ def test_checked_in_schema_is_what_the_builder_writes():
     """schema/build_schema.py is the source; the JSON beside it must be its current output."""
     import subprocess
     import sys
-    from pathlib import Path
     root = Path(__file__).resolve().parents[1]
     out = subprocess.run([sys.executable, str(root / "schema" / "build_schema.py")], capture_output=True, check=True)
     assert out.stdout == (root / "schema" / "acp-v2.schema.json").read_bytes(), \

@@ -16,7 +16,6 @@ the rules), so a rule the scenarios leave untested stays untested.
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 

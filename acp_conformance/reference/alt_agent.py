@@ -31,7 +31,7 @@ import os
 import sys
 from typing import Any
 
-from .agent import (RESOURCE_NOT_FOUND, Ctx, LiveSession, ReferenceAgent, Turn, main as _main)
+from .agent import (Ctx, LiveSession, ReferenceAgent, Turn, main as _main)
 
 
 class MemoryStore:

@@ -30,7 +30,7 @@ from typing import Any, Callable
 
 import anyio
 
-from .transcript import EV_EOF, EV_NOTE, EV_STDIN_CLOSED, Frame, Transcript
+from .transcript import EV_NOTE, EV_STDIN_CLOSED, Frame, Transcript
 from .transport import READ_CHUNK, TargetClosed, TargetError, Transport, kill_tagged
 
 PLACEHOLDER = "{agent}"

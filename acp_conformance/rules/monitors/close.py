@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...wire.transcript import RECEIVED, SENT
-from ..monitor import NOTIFICATION, REQUEST, RESPONSE
+from ...wire.transcript import SENT
+from ..monitor import NOTIFICATION, REQUEST
 from ..sessions import end_sent
 from ._common import USER_KINDS, WORK_STATES, ConnLog, ConnMonitor, Msg, answered_request, fr, js, secs, session_update
 
