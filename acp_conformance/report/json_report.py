@@ -77,10 +77,14 @@ def revision_fields(verdict) -> dict[str, Any]:
             "preview_readiness": revisions.readiness_json(verdict)}
 
 
-def write_json_report(path: Path, verdict, state) -> Path:
+def write_json_report(path: Path, verdict, state, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """report.json, built once in memory (``extra``: facts the plugin adds to the verdict) and written once;
+    the data, which the other reports render."""
     path.parent.mkdir(parents=True, exist_ok=True)
     data = build_json_report(verdict, state)
+    if extra:
+        data["verdict"].update(extra)
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False), encoding="utf-8")
     tmp.replace(path)
-    return path
+    return data

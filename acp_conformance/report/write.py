@@ -3,7 +3,6 @@ on GitHub Actions, the step summary. The plugin calls write_reports; each writer
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -14,11 +13,8 @@ from .summary import append_step_summary
 
 
 def write_reports(report_dir: Path, verdict, state, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    path = write_json_report(report_dir / "report.json", verdict, state)
-    data = json.loads(path.read_text(encoding="utf-8"))
-    if extra:  # facts the plugin adds to the verdict (a v1 agent)
-        data["verdict"].update(extra)
-        path.write_text(json.dumps(data, indent=1, ensure_ascii=False), encoding="utf-8")
+    # facts the plugin adds to the verdict (a v1 agent): in the data before it is written, which is written once
+    data = write_json_report(report_dir / "report.json", verdict, state, extra)
     write_html_report(report_dir / "report.html", data)
     write_badge(report_dir / "badge.json", data)
     append_step_summary(data)
