@@ -75,7 +75,7 @@ def test_reference_malformed_transcript_passes():
 def test_v2_batch_refusal_passes_and_batch_members_are_not_owed_answers():
     f = run(V2_BATCHES)
     assert not bad(f), [(x.rule, x.status, x.message) for x in f if x.status in (FAIL, WARN)]
-    assert statuses(f, "TRANSPORT-012").count(PASS) == 2 and PASS in statuses(f, "TRANSPORT-006")
+    assert statuses(f, "TRANSPORT-012").count(PASS) == 3 and PASS in statuses(f, "TRANSPORT-006")  # [] too
     assert PASS in statuses(f, "ERR-004")  # the members 20 and 23 got no response of their own: not owed one
     assert not [x for x in f if x.rule in ("TRANSPORT-005", "TRANSPORT-007", "TRANSPORT-008")]  # retired
 
@@ -143,10 +143,19 @@ def test_answered_notification_fails_err_011_and_warns_ext_001():
     assert bad(f) <= {"ERR-011", "EXT-001"}
 
 
-def test_empty_batch_answered_with_an_array_fails_transport_006():
+def test_empty_batch_answered_with_an_array_fails_transport_006_and_012():
     f = run(BATCHES.replace('C->A []\nA->C {"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}',
                             'C->A []\nA->C [{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}]'))
-    assert_fails(f, "TRANSPORT-006")
+    assert_fails(f, "TRANSPORT-006", also=("TRANSPORT-012",))
+    assert FAIL in statuses(f, "TRANSPORT-012")
+
+
+def test_empty_batch_answered_with_an_empty_array_fails_transport_012():
+    # an empty batch answered with an empty batch escaped every mandatory rule (issue 25): JSON-RPC 2.0 section 6
+    # and v2 alike answer [] with one -32600 object with id null
+    f = run(BATCHES.replace('C->A []\nA->C {"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request"}}',
+                            'C->A []\nA->C []'))
+    assert FAIL in statuses(f, "TRANSPORT-012") and FAIL in statuses(f, "TRANSPORT-006")
 
 
 def test_retyped_id_fails_err_008():

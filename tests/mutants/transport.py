@@ -96,9 +96,20 @@ class Transport002(ReferenceAgent):
         super().write_line(obj)
 
 
+class TransportEmptyArray(ReferenceAgent):
+    """The empty batch [] is answered with an empty array [] (it escaped every mandatory rule, issue 25)."""
+
+    def handle_batch(self, items):
+        if not items:
+            self.write_line([])
+            return
+        super().handle_batch(items)
+
+
 MUTANTS: dict[str, tuple[tuple[str, ...], type]] = {
     "transport-003": (("TRANSPORT-003",), Transport003),
-    "wire-transport-006": (("TRANSPORT-006",), Transport006),
+    "wire-transport-006": (("TRANSPORT-006", "TRANSPORT-012"), Transport006),
+    "wire-empty-batch-empty-array": (("TRANSPORT-006", "TRANSPORT-012"), TransportEmptyArray),
     "wire-transport-012": (("TRANSPORT-012",), Transport012),
     "wire-transport-012-both": (("TRANSPORT-012",), Transport012Both),
     "wire2-transport-001": (("TRANSPORT-001", "TRANSPORT-003"), Transport001),  # an undecodable line is stray output

@@ -42,9 +42,10 @@ class TransportMonitor(Monitor):
             return
         msg = frame.msg
         if isinstance(msg, list):
-            if not msg:
-                self._report("warn", f"the target wrote an empty batch [] (t={frame.t:.2f}); JSON-RPC says to "
-                             "write nothing instead.", frame)
+            if not msg:  # no noise but a batch answer: TRANSPORT-006/012 judge what answers a batch
+                self.noted("TRANSPORT-003", f"the target wrote an empty array [] (t={frame.t:.2f}): a batch of "
+                           "nothing, which the batch rules judge where it answers one; JSON-RPC writes nothing "
+                           "instead.", [frame])
                 return
             bad = [i for i, x in enumerate(msg) if classify(x) not in _OK]
             if bad:
@@ -174,19 +175,21 @@ class WireTransportMonitor(FrameLogMixin, ConnMonitor):
         return True
 
     def _judge_empty(self, s: Sent) -> None:
+        # TRANSPORT-006 (the older text) and TRANSPORT-012 (v2: a batch, [] included, is one invalid request) read
+        # [] alike, as JSON-RPC 2.0 section 6 does: one -32600 object with id null, never an array
         if self.undecided("TRANSPORT-006", "the empty batch []", s):
             return
-        if not s.answers:
-            self.failed("TRANSPORT-006", "the suite wrote the empty batch [] and got no answer; a single -32600 "
-                        "object with id null is required.", [s.frame])
-            return
-        a = s.answers[0]
-        why = null_error(a.msg, -32600)
-        if why is None:
-            self.pass_few("TRANSPORT-006", "the empty batch [] got a single -32600 object with id null.",
-                          [a, s.frame])
-        else:
-            self.failed("TRANSPORT-006", f"the empty batch [] was answered with {why}.", [a, s.frame])
+        for rule in ("TRANSPORT-006", "TRANSPORT-012"):
+            if not s.answers:
+                self.failed(rule, "the suite wrote the empty batch [] and got no answer; a single -32600 "
+                            "object with id null is required.", [s.frame])
+                continue
+            a = s.answers[0]
+            why = null_error(a.msg, -32600)
+            if why is None:
+                self.pass_few(rule, "the empty batch [] got a single -32600 object with id null.", [a, s.frame])
+            else:
+                self.failed(rule, f"the empty batch [] was answered with {why}.", [a, s.frame])
 
     def _judge_parse_batch(self, s: Sent) -> None:
         quoted = js(s.frame.raw.decode("utf-8", "replace"), 90)
