@@ -365,3 +365,31 @@ def test_session_011_locations_that_are_no_array_end_no_run():
            + A(upd("s1", {"sessionUpdate": "tool_call_update", "toolCallId": "t", "locations": 1.5})) + "\n")
     f = p.finish()
     assert st(f, "SESSION-011") == {NOT_TESTED} and st(f, "UPDATE-001") == {PASS}
+
+
+def _walk(pages):
+    """A session/list walk along nextCursor: pages = [(sessionIds, nextCursor), ...]."""
+    out, cursor = [INIT], None
+    for i, (ids, nxt) in enumerate(pages, start=10):
+        params = {"cwd": "/w"} if cursor is None else {"cwd": "/w", "cursor": cursor}
+        out.append(C({"jsonrpc": "2.0", "id": i, "method": "session/list", "params": params}))
+        result = {"sessions": [{"sessionId": s, "cwd": "/w"} for s in ids]}
+        if nxt is not None:
+            result["nextCursor"] = nxt
+        out.append(A({"jsonrpc": "2.0", "id": i, "result": result}))
+        cursor = nxt
+    return "\n".join(out)
+
+
+def _list_004(pages):
+    return [f.status for f in run(_walk(pages)) if f.rule == "LIST-004"]
+
+
+def test_list_004_follows_the_pages_along_next_cursor():
+    # a walk that ends passes ("" is a real cursor, not the end)
+    assert _list_004([(["s1"], "c2"), (["s2"], ""), (["s3"], None)]) == [PASS]
+    # a nextCursor leading back to a page already read loops forever (a hidden mutant of issue 25 escaped)
+    assert FAIL in _list_004([(["s1"], "c2"), (["s2"], "c2")])
+    assert FAIL in _list_004([(["s1"], "c2"), (["s2"], "c3"), (["s3"], "c2")])
+    # a session on two pages warns
+    assert WARN in _list_004([(["s1"], "c2"), (["s1"], None)])

@@ -24,6 +24,8 @@ STEPS: dict[str, set[str]] = {
     "resume": {"session", "replay", "cwd", "params", "save", "expect", "wait"},
     "close": {"session", "save", "wait"},
     "request": {"method", "params", "id", "save", "wait", "expect"},
+    # session/list, then every nextCursor it gives until none, one already followed (a loop) or `max` pages
+    "list_pages": {"params", "max"},
     "notify": {"method", "params"},
     "raw": {"line", "b64", "answer"},  # b64: bytes that are not UTF-8 (written as decoded, one line); answer: an id
     "restart": {"env"},

@@ -100,6 +100,21 @@ class SendSteps:
             if a.get("expect") == "ok" and p.error is not None:
                 raise ScenarioAbort(f"{step.describe()}: {a['method']} failed: {_short(p.error)}")
 
+    async def _step_list_pages(self, a: dict[str, Any], step: Step) -> None:
+        """session/list with ``params``, then with each nextCursor it gives (a string, "" included) until it gives
+        none, gives one already followed (a loop: LIST-004 judges it, and following it again shows nothing more)
+        or ``max`` pages (default 50) were read."""
+        params = dict(a.get("params") or {})
+        followed: set[str] = set()
+        for _ in range(int(a.get("max", 50))):
+            p = await self._send_request("session/list", params)
+            await self._await(p)
+            nxt = p.result.get("nextCursor") if isinstance(p.result, dict) else None
+            if not isinstance(nxt, str) or nxt in followed:
+                return
+            followed.add(nxt)
+            params = dict(params, cursor=nxt)
+
     async def _step_notify(self, a: dict[str, Any], step: Step) -> None:
         await self.peer.notify(a["method"], a.get("params"))
 

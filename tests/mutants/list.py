@@ -57,6 +57,23 @@ class List004(ReferenceAgent):
         super().respond(ctx, result)
 
 
+class List004Loop(ReferenceAgent):
+    """The last page's nextCursor leads back to the first page: following the cursors never ends (it escaped
+    every rule, issue 25)."""
+
+    LOOP = "loop-to-first"
+
+    def respond(self, ctx, result):
+        if ctx.method == "session/list" and isinstance(result, dict) and "sessions" in result \
+                and result.get("nextCursor") is None:
+            result = dict(result, nextCursor=self.LOOP)
+        super().respond(ctx, result)
+
+    @staticmethod
+    def decode_cursor(cursor):
+        return 0 if cursor == List004Loop.LOOP else ReferenceAgent.decode_cursor(cursor)
+
+
 class List004NullCursor(ReferenceAgent):
     """An explicit ``cursor: null`` is rejected with -32602 instead of giving the first page.
     (The LIST-004 check once ignored failed session/list answers, and judged this agent conformant.)"""
@@ -87,6 +104,7 @@ MUTANTS: dict[str, tuple[tuple[str, ...], type]] = {
     "list-006": (("LIST-006", "SESSION-010", "ERR-003"), List006),  # ERR-003: the prompt on a session not resumed
     "wire2-list-004": (("LIST-004",), List004),
     "wire2-list-004-null-cursor": (("LIST-004",), List004NullCursor),
+    "list-004-loop": (("LIST-004",), List004Loop),
 }
 
 # flagged only as a warning or a note although the rule asks for more: not run end to end

@@ -12,6 +12,8 @@ are inconclusive (no finding) when it is not.
 
 from __future__ import annotations
 
+import json
+
 import posixpath
 import re
 from typing import Any
@@ -78,6 +80,7 @@ class SessionListMonitor(ConnMonitor):
         cwds: dict[str, Any] = {}  # sid -> the cwd it was created with here
         delete_caps = None
         lists, foreign = [], False  # session/list answers here; did one list a session not created/resumed here?
+        self.walks: dict[str, list[Msg]] = {}  # the pages of each walk along nextCursor, by its other params
         for m in log.msgs:
             if m.direction == SENT:
                 if m.kind == REQUEST and m.method != "session/list":
@@ -133,6 +136,45 @@ class SessionListMonitor(ConnMonitor):
                                "session it had not created or resumed: the agent does not keep sessions beyond "
                                "a process, so no session was only listed.", fr(lists[:1]))
 
+    def _walk(self, m: Msg, p: dict, cursor: Any, nc: Any) -> None:
+        """LIST-004 along the pages: a walk starts at a first page (no cursor) and goes on with each request whose
+        cursor is the nextCursor of its last page (same other params). A nextCursor that leads back to a page
+        already read is a loop (the listing never ends); 50 pages with no end likewise; a session on two pages
+        warns."""
+        key = json.dumps({k: v for k, v in p.items() if k not in ("cursor", "_meta")}, sort_keys=True, default=str)
+        walk = self.walks.get(key)
+        if cursor is None:
+            walk = self.walks[key] = [m]
+        elif walk and isinstance(cursor, str) and walk[-1].result.get("nextCursor") == cursor:
+            walk.append(m)
+        else:
+            return  # a cursor of the suite's own (an invalid one), or a walk this connection did not start
+        if len(walk) == 1:
+            return
+        where = f"session/list {js(p, 100)}, page {len(walk)} of a walk along nextCursor (t={m.request.t:.2f})"
+        used = [w.request.params.get("cursor") for w in walk[1:]]
+        if isinstance(nc, str) and nc in used:
+            back = used.index(nc) + 2
+            self.failed("LIST-004", f"{where}: its nextCursor {js(nc)} leads back to page {back}, which was "
+                        "already read: the listing loops and never ends.", fr([m, walk[back - 1], walk[0]]))
+            return
+        if isinstance(nc, str) and len(walk) >= 50:
+            self.failed("LIST-004", f"{where}: 50 pages and still a nextCursor ({js(nc)}): the listing does not end.",
+                        fr([m, walk[0]]))
+            return
+        seen: dict[str, int] = {}
+        for n, page in enumerate(walk, 1):
+            for s in page.result.get("sessions") or []:
+                sid = s.get("sessionId") if isinstance(s, dict) else None
+                if isinstance(sid, str) and sid in seen and seen[sid] != n:
+                    self.warned("LIST-004", f"{where}: session {js(sid)} is on page {seen[sid]} and on page {n}.",
+                                fr([page, walk[seen[sid] - 1]]))
+                    return
+                seen.setdefault(sid, n)
+        if nc is None:
+            self.pass_few("LIST-004", f"{where}: the walk ended after {len(walk)} pages, each session on one page.",
+                          [m, walk[0]])
+
     def _list(self, m: Msg, p: dict, first_pages: list, created: set, listed_only: dict, deleted: dict,
               cwds: dict) -> None:
         cursor, cwd = p.get("cursor"), p.get("cwd")
@@ -175,6 +217,7 @@ class SessionListMonitor(ConnMonitor):
         ids = [s.get("sessionId") for s in sessions if isinstance(s, dict)]
         if nc is not None and not isinstance(nc, str):
             self.failed("LIST-004", f"{label}: nextCursor {js(nc)} is neither a string nor null.", fr([m, m.request]))
+        self._walk(m, p, cursor, nc)
         if cursor is None and cwd is None:
             for other, oids in first_pages:
                 if set(oids) != set(ids):
