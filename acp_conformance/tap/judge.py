@@ -73,36 +73,8 @@ def judge(fh: BinaryIO, config: dict[str, Any]) -> int:
             except OSError:
                 pass
 
-    t0: float | None = None
     session = ObservedSession(Validator(schema), name="tap", live=live)
-    facts: dict[str, Any] = {}
-    stderr = bytearray()
-    end = "the proxy's copy of the traffic ended"
-    while True:
-        head = _read_exact(fh, HEADER.size)
-        if head is None:
-            break
-        kind, t, n = HEADER.unpack(head)
-        payload = _read_exact(fh, n)
-        if payload is None:
-            end = "the proxy stopped in the middle of a record (it was killed)"
-            break
-        t0 = t if t0 is None else t0
-        rel = t - t0
-        if kind == DATA_TO_AGENT:
-            session.data(TO_AGENT, payload, rel)
-        elif kind == DATA_TO_CLIENT:
-            session.data(TO_CLIENT, payload, rel)
-        elif kind == EVENT:
-            ev = json.loads(payload)
-            session.event(ev["name"], rel, detail=ev.get("detail"))
-        elif kind == FACTS:
-            facts.update(json.loads(payload))
-        elif kind == STDERR:
-            stderr += payload
-            del stderr[:-STDERR_KEPT]
-    if facts.get("end"):
-        end = facts["end"]
+    facts, stderr, end = _read_records(fh, session, TO_AGENT, TO_CLIENT)
     findings = session.finish()
     rec = SessionRecord("tap", session.frames, findings, session.client_info, session.agent_init,
                         command=config.get("argv") or [], end=end, not_judged=session.not_judged)
@@ -123,6 +95,41 @@ def judge(fh: BinaryIO, config: dict[str, Any]) -> int:
         except OSError:
             pass
     return 0
+
+
+def _read_records(fh: BinaryIO, session, to_agent: str, to_client: str) -> tuple[dict[str, Any], bytearray, str]:
+    """Feed the proxy's records to the session until they end: (the facts it sent, the agent's stderr tail, how
+    the copy of the traffic ended)."""
+    t0: float | None = None
+    facts: dict[str, Any] = {}
+    stderr = bytearray()
+    end = "the proxy's copy of the traffic ended"
+    while True:
+        head = _read_exact(fh, HEADER.size)
+        if head is None:
+            break
+        kind, t, n = HEADER.unpack(head)
+        payload = _read_exact(fh, n)
+        if payload is None:
+            end = "the proxy stopped in the middle of a record (it was killed)"
+            break
+        t0 = t if t0 is None else t0
+        rel = t - t0
+        if kind == DATA_TO_AGENT:
+            session.data(to_agent, payload, rel)
+        elif kind == DATA_TO_CLIENT:
+            session.data(to_client, payload, rel)
+        elif kind == EVENT:
+            ev = json.loads(payload)
+            session.event(ev["name"], rel, detail=ev.get("detail"))
+        elif kind == FACTS:
+            facts.update(json.loads(payload))
+        elif kind == STDERR:
+            stderr += payload
+            del stderr[:-STDERR_KEPT]
+    if facts.get("end"):
+        end = facts["end"]
+    return facts, stderr, end
 
 
 def write_wire_log(path: Path, frames) -> Path:

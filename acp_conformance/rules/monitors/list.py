@@ -95,8 +95,9 @@ class SessionListMonitor(ConnMonitor):
                     sess = caps.get("session") if isinstance(caps, dict) else None
                     delete_caps = isinstance(sess, dict) and isinstance(sess.get("delete"), dict)
                     self.caps = {"delete": delete_caps}
-                elif m.method == "session/new" and isinstance(m.result, dict):
-                    cwds[m.result.get("sessionId")] = p.get("cwd")
+                elif m.method == "session/new" and isinstance(m.result, dict) \
+                        and isinstance(m.result.get("sessionId"), str):  # (any JSON may come back)
+                    cwds[m.result["sessionId"]] = p.get("cwd")
                 elif m.method == "session/list":
                     self._list(m, p, first_pages, _created(model, m), listed_only, deleted, cwds)
                     lists.append(m)
@@ -136,11 +137,13 @@ class SessionListMonitor(ConnMonitor):
                                "session it had not created or resumed: the agent does not keep sessions beyond "
                                "a process, so no session was only listed.", fr(lists[:1]))
 
-    def _walk(self, m: Msg, p: dict, cursor: Any, nc: Any) -> None:
+    def _walk(self, m: Msg, p: dict, cursor: Any, nc: Any, label: str) -> None:
         """LIST-004 along the pages: a walk starts at a first page (no cursor) and goes on with each request whose
         cursor is the nextCursor of its last page (same other params). A nextCursor that leads back to a page
         already read is a loop (the listing never ends); 50 pages with no end likewise; a session on two pages
         warns."""
+        if nc is not None and not isinstance(nc, str):
+            self.failed("LIST-004", f"{label}: nextCursor {js(nc)} is neither a string nor null.", fr([m, m.request]))
         key = json.dumps({k: v for k, v in p.items() if k not in ("cursor", "_meta")}, sort_keys=True, default=str)
         walk = self.walks.get(key)
         if cursor is None:
@@ -215,9 +218,7 @@ class SessionListMonitor(ConnMonitor):
             self.pass_few("LIST-002", f"{label}: {len(sessions)} well-formed SessionInfo entr(ies).", [m, m.request])
         nc = r.get("nextCursor")
         ids = [s.get("sessionId") for s in sessions if isinstance(s, dict)]
-        if nc is not None and not isinstance(nc, str):
-            self.failed("LIST-004", f"{label}: nextCursor {js(nc)} is neither a string nor null.", fr([m, m.request]))
-        self._walk(m, p, cursor, nc)
+        self._walk(m, p, cursor, nc, label)
         if cursor is None and cwd is None:
             for other, oids in first_pages:
                 if set(oids) != set(ids):
