@@ -414,3 +414,19 @@ def test_v1_behind_a_v2_answer_is_told_only_on_unambiguous_evidence():
     want = {"error": {"code": -32602, "message": "Invalid params", "data": {"loc": ["mcpServers"]}}}
     assert v1_behind_v2(_exchange((*INIT_REQ, bare), ("session/new", {"cwd": "/p"}, want))) is not None
     assert v1_behind_v2(_exchange((*INIT_REQ, bare), ("session/new", {"cwd": "/p", "mcpServers": []}, want))) is None
+
+
+def test_ext_004_a_name_the_type_does_not_define_at_a_result_or_update_root():
+    # every name at a spec type's root is reserved (extensibility: "The _meta Field"); an underscore is not needed
+    # for a field to be custom (a hidden mutant of issue 25 escaped with customField on a result)
+    new = ('C->A {"jsonrpc":"2.0","id":1,"method":"session/new","params":{"cwd":"/p"}}\n'
+           'A->C {"jsonrpc":"2.0","id":1,"result":{"sessionId":"s1","workspaceId":"w"}}\n')
+    f = run(INIT + new)
+    assert FAIL in statuses(f, "EXT-004") and "workspaceId" in " ".join(x.message for x in f if x.rule == "EXT-004")
+    update = ('A->C {"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{'
+              '"sessionUpdate":"state_update","state":"idle","mood":"calm"}}}\n')
+    assert FAIL in statuses(run(INIT + new.replace(',"workspaceId":"w"', "") + update), "EXT-004")
+    # the defined names, _meta and a custom `_` kind (whose shape the schema does not know) pass
+    ok = new.replace('"workspaceId":"w"', '"configOptions":[],"_meta":{"x":1}') + update.replace(
+        '"state_update","state":"idle","mood":"calm"', '"_x.example/kind","anything":1')
+    assert FAIL not in statuses(run(INIT + ok), "EXT-004")

@@ -50,8 +50,19 @@ class Ext007(ReferenceAgent):
         super().validate_block(block)
 
 
+class Ext004Undefined(ReferenceAgent):
+    """A field the type does not define, without the `_` prefix, at the root of the session/new result (it escaped
+    every rule, issue 25: every name at a spec type's root is reserved for the protocol)."""
+
+    def respond(self, ctx, result):
+        if ctx.method == "session/new" and isinstance(result, dict):
+            result = dict(result, workspaceId="ws-1")
+        super().respond(ctx, result)
+
+
 MUTANTS: dict[str, tuple[tuple[str, ...], type]] = {
     "wire-ext-004": (("EXT-004",), Ext004),
+    "ext-004-undefined-name": (("EXT-004",), Ext004Undefined),
     "wire2-ext-003": (("EXT-003",), Ext003),
     "wire2-ext-005": (("EXT-005", "TOOL-003"), Ext005),  # TOOL-003 judges the tool kind too
     "ext-007": (("EXT-007",), Ext007),

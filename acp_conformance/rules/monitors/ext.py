@@ -100,12 +100,41 @@ class ExtMonitor(FrameLogMixin, ConnMonitor):
         bad = [(where, k) for where, obj in roots if isinstance(obj, dict)
                for k in obj if isinstance(k, str) and k.startswith("_") and k != "_meta"]
         what = m.method or "a response"
+        undefined = self._undefined_names(m, su)
         if bad:
             where, k = bad[0]
             self.failed("EXT-004", f"{what} (t={m.t:.2f}) carries the custom root field {k!r} in {where}; extension "
                         "data belongs in _meta.", fr([m]))
+        elif undefined:
+            where, typ, k = undefined
+            self.failed("EXT-004", f"{what} (t={m.t:.2f}) carries the field {k!r} at the root of {where} ({typ}), "
+                        "which the type does not define: every name there is reserved for the protocol, and "
+                        "extension data belongs in _meta.", fr([m]))
         elif any(isinstance(obj, dict) for _, obj in roots):
             self.pass_few("EXT-004", f"{what} has no custom root fields.", [m])
+
+    def _undefined_names(self, m: Msg, su) -> tuple[str, str, str] | None:
+        """A name an agent wrote at the root of a result or a session update that its type does not define
+        (where, type, name), read from the run's schema; None where the schema leaves the type open. Only the
+        agent's messages: a client's request params may carry a newer (unstable) field of a request."""
+        if self.ctx.target_side != "agent":
+            return None
+        from ...protocol.root_names import root_names, update_names
+        schema = self.ctx.schema
+        checks: list[tuple[str, str, Any, set[str] | None]] = []
+        if m.kind == RESPONSE and m.ok and m.request is not None and m.request.method in schema.methods:
+            typ = schema.methods[m.request.method].result
+            if typ:
+                checks.append(("result", typ, m.result, root_names(schema, typ)))
+        if su is not None:
+            kind = su[1].get("sessionUpdate")
+            checks.append(("params.update", f"SessionUpdate {kind}", su[1], update_names(schema, kind)))
+        for where, typ, obj, names in checks:
+            if names is not None and isinstance(obj, dict):
+                extra = [k for k in obj if isinstance(k, str) and not k.startswith("_") and k not in names]
+                if extra:
+                    return where, typ, extra[0]
+        return None
 
     def _enums(self, m: Msg) -> None:
         vals: list[tuple[str, str, Any]] = []  # (field, enum, value)
