@@ -12,7 +12,8 @@ DEFAULT_PROMPTS = {"simple": "Say hello", "tool": "Use a tool to read the file n
                    "permission": "Delete the build directory; ask my permission first.",
                    "long": "Count slowly to 500, one number per line.",
                    "cancellable": "Run the test suite as a cancellable tool call.",
-                   "terminal": "Run make test in a terminal."}
+                   "terminal": "Run make test in a terminal.",
+                   "plan": "Make a plan for tidying notes.txt, then follow it."}
 PERMISSION_ANSWERS = ("allow", "reject", "cancelled", "not_offered", "unknown", "approved", "error")
 
 _VAR = re.compile(r"\$\{|^\$[A-Za-z_]")

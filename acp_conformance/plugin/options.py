@@ -26,6 +26,7 @@ DEFAULT_PROMPTS = {
     "terminal": "Run make test in a terminal.",
     "elicit": "Elicit from me (ask with a form) what the project should be called.",
     "elicit_url": "Elicit my consent to the licence through a URL I open in my browser.",
+    "plan": "Make a plan for tidying notes.txt, then follow it.",
 }
 
 
@@ -75,6 +76,8 @@ def add_options(parser: pytest.Parser) -> None:
                 metavar="TEXT", help="a prompt that makes the agent ask the user with a form (elicitation)")
     g.addoption("--acp-elicit-url-prompt", dest="acp_elicit_url_prompt", default=DEFAULT_PROMPTS["elicit_url"],
                 metavar="TEXT", help="a prompt that makes the agent send the user to a URL (URL-mode elicitation)")
+    g.addoption("--acp-plan-prompt", dest="acp_plan_prompt", default=DEFAULT_PROMPTS["plan"],
+                metavar="TEXT", help="a prompt that makes the agent report a plan (plan_update)")
     g.addoption("--acp-agent-env", dest="acp_agent_env", action="append", default=[], metavar="KEY=VAL",
                 help="set an environment variable for the agent (repeatable)")
     g.addoption("--acp-model", dest="acp_model", action="store_true", default=False,
@@ -256,7 +259,7 @@ def _prompts(config: pytest.Config) -> dict[str, str]:
             "tool": config.getoption("acp_tool_prompt"), "permission": config.getoption("acp_permission_prompt"),
             "cancellable": config.getoption("acp_cancellable_prompt"),
             "terminal": config.getoption("acp_terminal_prompt"), "elicit": config.getoption("acp_elicit_prompt"),
-            "elicit_url": config.getoption("acp_elicit_url_prompt")}
+            "elicit_url": config.getoption("acp_elicit_url_prompt"), "plan": config.getoption("acp_plan_prompt")}
 
 
 def _budget(config: pytest.Config) -> float | None:

@@ -118,6 +118,13 @@ class Update012(ReferenceAgent):
                                    "content": [{"type": "text", "text": "Child finished its search."}]})
 
 
+class Update007NoPlanId(ReferenceAgent):
+    """plan_update whose plan has no planId (it escaped every rule, issue 25: no scenario asked for a plan)."""
+
+    def plan_update(self, session, entries):
+        self.send_update(session, {"sessionUpdate": "plan_update", "plan": {"type": "items", "entries": entries}})
+
+
 MUTANTS: dict[str, tuple[tuple[str, ...], type]] = {
     "update-004": (("UPDATE-004",), Update004),
     "update-001": (("UPDATE-001",), Update001),
@@ -125,6 +132,7 @@ MUTANTS: dict[str, tuple[tuple[str, ...], type]] = {
     "update-003": (("UPDATE-003",), Update003),
     "update-006": (("UPDATE-006",), Update006),
     "update-007": (("UPDATE-007",), Update007),
+    "update-007-no-plan-id": (("UPDATE-007",), Update007NoPlanId),
     "update-008": (("UPDATE-008",), Update008),
     "update-009": (("UPDATE-009",), Update009),
     "update-010": (("UPDATE-010",), Update010),

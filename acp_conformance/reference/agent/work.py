@@ -25,7 +25,7 @@ def _work_scale(value: str | None) -> float:
 
 
 class WorkMixin:
-    STEERING_WORDS = ("background", "permission", "elicit", "terminal", "cancellable", "tool", "fail", "slowly")
+    STEERING_WORDS = ("background", "permission", "elicit", "terminal", "cancellable", "tool", "fail", "slowly", "plan")
 
     # -- work (steered by the prompt text) ------------------------------------------------------
 
@@ -87,6 +87,21 @@ class WorkMixin:
         self.agent_chunk(session, turn, "You said: ")
         await self.pause(0.01)
         self.agent_chunk(session, turn, turn.text or "(no text)")
+        return "end_turn", None
+
+    def plan_update(self, session: LiveSession, entries: list[dict]) -> None:
+        """plan_update: an items plan, every entry each time (the client replaces the plan)."""
+        self.send_update(session, {"sessionUpdate": "plan_update", "plan": {
+            "type": "items", "planId": "plan_" + session.id[-8:], "entries": entries}})
+
+    async def work_plan(self, session: LiveSession, turn: Turn) -> tuple[str, dict | None]:
+        steps = ["Read the task", "Do it"]
+        for done in range(len(steps) + 1):
+            self.plan_update(session, [{"content": c, "priority": "medium",
+                                        "status": "completed" if i < done else "in_progress" if i == done else "pending"}
+                                       for i, c in enumerate(steps)])
+            await self.pause(0.01)
+        self.agent_chunk(session, turn, "Planned and done.")
         return "end_turn", None
 
     async def work_slowly(self, session: LiveSession, turn: Turn) -> tuple[str, dict | None]:
