@@ -1,6 +1,7 @@
-"""Ending a run whose target cannot be judged: the first test shows it is not an ACP program, or speaks
-another protocol version (rules/first_contact.py says which), so every later test is skipped with that
-sentence instead of waiting out its own timeouts (a silent target: one startup timeout, not fifty).
+"""Ending a run whose target cannot be judged: the first test shows it is not an ACP program, speaks
+another protocol version, or answers with ids the suite never sent (rules/first_contact.py says which), so
+every later test is skipped with that sentence instead of waiting out its own timeouts (a silent target, or
+one whose answers match nothing: one startup timeout, not fifty).
 
 Only before the target has ever answered initialize as a v2 peer: after that, a test whose target does
 not answer is a failure of that test (a hang, a crash), judged by the rules. The two facts live as small

@@ -3,12 +3,15 @@ early stop when it cannot (early_stop.py), in the words the failure shows."""
 
 from __future__ import annotations
 
-from ..rules.first_contact import NOT_V2
+from ..rules.first_contact import NOT_V2, WRONG_IDS
 from ..wire.transcript import Frame
 from .state import SuiteState
 
 # the one negotiation rule that applies whatever version the agent speaks: it never answers above the request
 V1_KEEP = ("INIT-002",)
+# the rules still judged on a test whose target cannot be judged at all, by why not: a v1 agent's negotiation,
+# and the ERR-004 failure that names a target answering with ids never sent (the frames of its verdict)
+KEPT_RULES = {NOT_V2: V1_KEEP, WRONG_IDS: ("ERR-004",)}
 
 
 def negotiated_v1(frames: list[Frame]) -> Frame | None:
