@@ -38,6 +38,8 @@ def reason_label(verdict: dict[str, Any]) -> str | None:
         return "not an ACP program"
     if kind == "wrong-ids":
         return "answers with ids never sent"
+    if kind == "turns-never-end":
+        return "turns never end"
     if kind == "auth-blocked":
         return "blocked by authentication"
     return None
