@@ -233,5 +233,6 @@ MUTANTS: dict[str, tuple[tuple[str, ...], type]] = {
     "cancel-014": (("CANCEL-014",), Cancel014),
     "cancel-006": (("CANCEL-006",), Cancel006),
     "cancel-007": (("CANCEL-007",), Cancel007),
-    "cancel-wrong-stop-reason": (("CANCEL-001",), CancelHangEndTurn),
+    # PROMPT-012 too: the turn of a prompt held behind a cancelled one never ends either
+    "cancel-wrong-stop-reason": (("CANCEL-001", "PROMPT-012"), CancelHangEndTurn),
 }
