@@ -7,7 +7,7 @@ Each target gets the whole bundled agent suite, serially (``acp-conformance agen
 defect fixture of acp-tck's v2 suite (tests/mutants/err.py ``wrong-id-echo``, transport.py
 ``emits-batch-updates``, cancel.py ``cancel-wrong-stop-reason``). It prints each run's wall time, its ratio to
 the reference agent's, the verdict line, and the one sentence of the cause when the run gave one (report.json's
-verdict.reason). Target: every mutant under 60 s, a small multiple of the reference agent's time.
+verdict.reason, else the message of the one rule that failed). Target: every mutant under 60 s, a small multiple of the reference agent's time.
 """
 
 from __future__ import annotations
@@ -43,9 +43,13 @@ def run_once(argv: list[str], env: dict[str, str], extra: list[str]) -> tuple[fl
         seconds = time.monotonic() - t0
         lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("ACP verdict:")]
         try:
-            reason = json.loads((Path(d) / "report.json").read_text())["verdict"].get("reason", "")
-        except (OSError, ValueError, KeyError):
-            reason = ""
+            report = json.loads((Path(d) / "report.json").read_text())
+        except (OSError, ValueError):
+            report = {}
+        reason = (report.get("verdict") or {}).get("reason", "")
+        failed = [r for r in report.get("rules", []) if r.get("status") == "fail"]
+        if not reason and len(failed) == 1:  # no stop: the one failed rule is the cause
+            reason = f"{failed[0]['id']}: {failed[0]['evidence'][0]['message']}"
         return seconds, lines[-1] if lines else f"(no verdict; exit {proc.returncode})", reason
 
 
