@@ -3,10 +3,13 @@ early stop when it cannot (early_stop.py), in the words the failure shows."""
 
 from __future__ import annotations
 
-from ..rules.first_contact import NOT_V2, V1_KEEP  # noqa: F401 (V1_KEEP: items.py reads it here)
+from ..rules.first_contact import NOT_V2, V1_KEEP, WRONG_IDS
 from ..wire.transcript import Frame
 from .state import SuiteState
 
+# the rules still judged on a test whose target cannot be judged at all, by why not: a v1 agent's negotiation,
+# and the ERR-004 failure that names a target answering with ids never sent (the frames of its verdict)
+KEPT_RULES = {NOT_V2: V1_KEEP, WRONG_IDS: ("ERR-004",)}
 
 
 def negotiated_v1(frames: list[Frame]) -> Frame | None:
@@ -54,6 +57,38 @@ def first_contact(state: SuiteState, frames: list[Frame], result, client: bool =
         return None  # a v2 agent that failed this once: the rules judge it
     stop(report_dir, contact.kind, contact.sentence)
     return contact
+
+
+def turns_never_end(state: SuiteState, frames: list[Frame], test: str, timeout: float) -> None:
+    """Counts this test's evidence of a target whose turns never end by themselves (rules/turn_ends.py); the
+    run stops (early_stop.py) once UNENDED_LIMIT tests showed a turn still running at the suite's timeout and
+    none showed a turn that ended by itself."""
+    from ..early_stop import TURNS_NEVER_END, UNENDED_LIMIT, stop, turn_ended, turn_unended
+    from ..rules.turn_ends import turn_ends
+    ends = turn_ends(frames)
+    report_dir = state.run.report_dir
+    if ends.ended is not None:
+        turn_ended(report_dir)
+        return
+    if ends.unended is None:
+        return
+    n = turn_unended(report_dir, test)
+    if n >= UNENDED_LIMIT:
+        stop(report_dir, TURNS_NEVER_END,
+             f"the agent's turns do not end by themselves: in {n} tests a turn was still running when the suite "
+             f"gave up waiting for its idle state_update ({timeout:g} s, --acp-timeout), and no turn of the run "
+             f"ended without a cancel; the tests left wait for turns to end and are not run (raise --acp-timeout "
+             f"if its turns take longer)")
+
+
+def stop_reason(state: SuiteState) -> dict | None:
+    """Why the run stopped after judging some tests ({"kind", "sentence"}), when it did: a target whose turns
+    never end by themselves. (A stop at first contact is ``state.first_contact``.)"""
+    from ..early_stop import TURNS_NEVER_END, stopped
+    if state.first_contact is not None:
+        return None
+    why = stopped(state.run.report_dir)
+    return why if why is not None and why.get("kind") == TURNS_NEVER_END else None
 
 
 def contact_text(contact, result, transcript: str) -> str:

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from ..rules.first_contact import NOT_V2, is_response
+from ..rules.first_contact import is_response
 from ..rules.monitor import MonitorContext
-from .contact import V1_KEEP, first_contact
+from .contact import KEPT_RULES, first_contact, turns_never_end
 from .judging import RunFacts, judge_run
 from .outcome import JudgedItem, TestOutcome
 from .state import STATE, SuiteState
@@ -100,9 +100,11 @@ class ScenarioItem(JudgedItem):
         if result.auth_blocked:  # what came before is judged; the rest of the scenario is skipped, not failed
             result.skipped, result.error = result.auth_blocked, None
         contact = first_contact(state, ctx.frames, result)
+        if contact is None:
+            turns_never_end(state, ctx.frames, self.nodeid, state.run.timeout)
         findings = ctx.findings
-        if contact is not None:  # not an ACP program, or a v1 agent: judging v2 rules on it is only noise
-            findings = [f for f in findings if contact.kind == NOT_V2 and f.rule in V1_KEEP]
+        if contact is not None:  # not an ACP program, a v1 agent, ids never sent: judging v2 rules on it is noise
+            findings = [f for f in findings if f.rule in KEPT_RULES.get(contact.kind, ())]
         return self._facts(state, findings, result, ctx, contact, target_may_decline=True,
                            driven_again=drive.driven_again)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..rules.catalog import load_not_observable
+from .contact import stop_reason
 from .outcome import TestOutcome
 from .state import SuiteState
 
@@ -64,6 +65,8 @@ def report_extra(state: SuiteState) -> dict[str, Any]:
         extra = {"reason": state.first_contact["sentence"], "reason_kind": state.first_contact["kind"]}
         if state.negotiated_version is not None:
             extra["negotiated_version"] = state.negotiated_version
+    elif stop_reason(state) is not None:  # the findings so far stand; the tests left were not run
+        extra = {"reason": stop_reason(state)["sentence"], "reason_kind": stop_reason(state)["kind"]}
     elif state.auth_blocked:
         extra = {"reason": auth_reason(state), "reason_kind": "auth-blocked"}
     stopped = stopped_by(state)

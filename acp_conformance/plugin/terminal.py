@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from ..rules.findings import FAIL, WARN
+from .contact import stop_reason
 from .results import auth_reason, signal_name, stopped_by
 from .state import SuiteState
 
@@ -39,6 +40,8 @@ def write_summary(terminalreporter, config: pytest.Config, state: SuiteState) ->
             tr.line(f"acp-conformance: could not annotate {xml}: {e}", red=True)
     if state.first_contact is not None:
         tr.line(f"acp-conformance: {state.first_contact['sentence']}", bold=True, red=True)
+    elif stop_reason(state) is not None:
+        tr.line(f"acp-conformance: {stop_reason(state)['sentence']}", bold=True, red=True)
     elif state.auth_blocked:
         tr.line(f"acp-conformance: {auth_reason(state)}", bold=True, red=True)
     # the verdict's line itself is the run's very last line (pytest_unconfigure), after pytest's counts

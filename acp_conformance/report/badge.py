@@ -33,13 +33,18 @@ def _label(report: dict[str, Any]) -> str:
 
 def reason_label(verdict: dict[str, Any]) -> str | None:
     """A few words for a run that could not judge its target (verdict.reason_kind), for the badge and the
-    matrix: "not spoken (v1)", "not an ACP program", "blocked by authentication"; else None."""
+    matrix: "not spoken (v1)", "not an ACP program", "answers with ids never sent", "blocked by authentication";
+    else None."""
     kind = verdict.get("reason_kind")
     if kind == "not-v2":
         v = verdict.get("negotiated_version")
         return f"not spoken (v{v})" if v is not None else "not spoken"
     if kind == "not-acp":
         return "not an ACP program"
+    if kind == "wrong-ids":
+        return "answers with ids never sent"
+    if kind == "turns-never-end":
+        return "turns never end"
     if kind == "auth-blocked":
         return "blocked by authentication"
     return None

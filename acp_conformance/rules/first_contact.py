@@ -1,7 +1,8 @@
 """What the first exchange of a test says about the target as a whole: it is not an ACP program (it
-echoed the suite's request, printed non-JSON, exited or never answered), or it speaks another protocol
-version. Either way no rule can be judged on it, so the run stops with one sentence instead of judging
-(and failing, or worse passing) every rule on noise.
+echoed the suite's request, printed non-JSON, exited or never answered), it speaks another protocol
+version, or it answers with ids the suite never sent (so nothing the suite asks is ever answered). Either
+way no rule can be judged on it, so the run stops with one sentence instead of judging (and failing, or
+worse passing) every rule on noise, or waiting out every later test's timeouts.
 
 Reads frames only. The agent side: the suite's first request on the first connection; a test that does
 not open with initialize says nothing here (it may be about what comes before initialize).
@@ -9,21 +10,24 @@ not open with initialize says nothing here (it may be about what comes before in
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
 from ..protocol.versions import V2_INIT_NAMES, v1_names_only
-from ..wire.transcript import EV_EXIT, EV_STDIN_CLOSED, EVENT, RECEIVED, SENT, Frame
+from ..wire.transcript import EV_EXIT, EV_STDIN_CLOSED, EV_TIMEOUT, EVENT, RECEIVED, SENT, Frame, members
+from .reading import id_key
 
 NOT_ACP = "not-acp"
 NOT_V2 = "not-v2"
+WRONG_IDS = "wrong-ids"  # ERR-004: its responses carry ids the suite never sent, none the ids it sent
 # the one negotiation rule that applies whatever version the agent speaks: it never answers above the request
 V1_KEEP = ("INIT-002",)
 
 
 @dataclass
 class FirstContact:
-    kind: str  # NOT_ACP or NOT_V2
+    kind: str  # NOT_ACP, NOT_V2 or WRONG_IDS
     sentence: str  # the verdict, one sentence for the user
     frame: Frame | None  # the frame that shows it (None: nothing arrived)
     version: Any = None  # NOT_V2: the protocolVersion the target answered
@@ -73,7 +77,7 @@ def judge_agent(frames: list[Frame], waited: float, side: str = "agent") -> Firs
         if is_response(f.msg) and f.msg.get("id") == first.msg["id"]:
             return _negotiated(f, asked, side)
         if is_response(f.msg):
-            return None  # it answers JSON-RPC: an ACP program, judged by the rules
+            return wrong_ids(frames, conn, side)  # it answers JSON-RPC: an ACP program, judged by the rules
     if non_json is not None:
         return FirstContact(NOT_ACP, f"not an ACP {side}: it printed non-JSON on stdout before any response: "
                                      f"{_short(non_json.raw)!r}", non_json)
@@ -81,6 +85,49 @@ def judge_agent(frames: list[Frame], waited: float, side: str = "agent") -> Firs
         status = (exited.detail or {}).get("status") or "exited"
         return FirstContact(NOT_ACP, f"not an ACP {side}: it ended ({status}) before answering initialize", exited)
     return FirstContact(NOT_ACP, f"not an ACP {side}: it never answered initialize within {waited:g} s", None)
+
+
+def wrong_ids(frames: list[Frame], conn: int, side: str = "agent") -> FirstContact | None:
+    """Connection ``conn`` of one test, when the suite gave up waiting on it (a timeout) and the target's
+    responses carry only ids the suite never sent: none answers any request of the suite (ERR-004 on every
+    exchange), so every later test would wait out its own timeouts for answers that cannot come. None when any
+    response carries an id the suite sent (even one it wrote in a line that did not parse): a target that
+    answers out of order, late or with errors is judged by the rules."""
+    from .monitors._common import raw_carries_id
+    sent: set = set()
+    unparsed: list[bytes] = []
+    asked: Frame | None = None  # the suite's first request of the connection
+    strays: list[tuple[Frame, Any]] = []
+    gave_up = False
+    for f in frames:
+        if f.conn != conn:
+            continue
+        if f.direction == EVENT:
+            gave_up = gave_up or f.event == EV_TIMEOUT
+            continue
+        if f.direction == SENT and not isinstance(f.msg, (dict, list)):  # a line the suite wrote that is no JSON-RPC
+            unparsed.append(f.raw)
+        for one in members(f):
+            m = one.msg
+            if not isinstance(m, dict) or "id" not in m:
+                continue
+            if f.direction == SENT:
+                sent.add(id_key(m["id"]))
+                if asked is None and "method" in m:
+                    asked = f
+            elif f.direction == RECEIVED and is_response(m) and m["id"] is not None:
+                if id_key(m["id"]) in sent or any(raw_carries_id(raw, m["id"]) for raw in unparsed):
+                    return None  # it answered something the suite sent
+                strays.append((f, m["id"]))
+    if not gave_up or not strays or asked is None:
+        return None
+    where = ", ".join(f"#{f.seq}" for f, _ in strays[:3]) + (", ..." if len(strays) > 3 else "")
+    ids = ", ".join(json.dumps(rid)[:40] for _, rid in strays[:3]) + (", ..." if len(strays) > 3 else "")
+    some = "the response in frame" if len(strays) == 1 else "the responses in frames"
+    return FirstContact(WRONG_IDS, f"the {side} answers with ids the suite never sent (ERR-004): "
+                                   f"{asked.msg.get('method')} (id {json.dumps(asked.msg.get('id'))[:40]}, frame "
+                                   f"#{asked.seq}) never got a response with its own id, while {some} {where} "
+                                   f"{'carries id' if len(strays) == 1 else 'carry ids'} {ids}", strays[0][0])
 
 
 def _negotiated(response: Frame, asked: Any, side: str) -> FirstContact | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..wire.transcript import RECEIVED, SENT, Frame
+from ..wire.transcript import RECEIVED, SENT, Frame, members
 from .frame_match import _is_update
 
 
@@ -30,7 +30,8 @@ class _IdleOwed:
         """Reads the frames up to seq ``upto`` (all of them: None) not read yet; then the answer."""
         end = len(self.frames) if upto is None else min(upto + 1, len(self.frames))
         while self.pos < end:
-            self._read(self.frames[self.pos])
+            for one in members(self.frames[self.pos]):  # a batch array: each member on its own
+                self._read(one)
             self.pos += 1
         return bool(self.pending) or self.busy or self.accepted > self.idle
 

@@ -8,7 +8,7 @@ from typing import Any
 import anyio
 
 from ..wire.peer import Pending, TargetGone, WaitTimeout
-from ..wire.transcript import EV_NOTE, Frame
+from ..wire.transcript import EV_NOTE, Frame, members
 from .frame_match import _is_permission_request, _is_update, _turn_ended
 from .idle_owed import _IdleOwed
 from .model import Step
@@ -30,8 +30,10 @@ class AwaitSteps:
         owed = _IdleOwed(sid, frames)  # read along with the wait, frame by frame: what was owed at each
         f = await self.peer.wait_for(lambda f: wanted(f) or not owed.owed(f.seq), self._timeout(timeout), what,
                                      since=since)
-        if not wanted(f):
-            self._no_idle_owed(what, since)
+        if not wanted(f):  # owed() read f's whole frame: a batch array may hold the idle after f
+            f = next((one for one in members(frames[f.seq]) if wanted(one)), None)
+            if f is None:
+                self._no_idle_owed(what, since)
         return f
 
     def _no_idle_owed(self, what: str, since: int) -> None:

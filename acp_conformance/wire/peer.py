@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import anyio
 
-from .transcript import RECEIVED, Frame, Transcript, parse_line
+from .transcript import RECEIVED, Frame, Transcript, members, parse_line
 from .transport import Transport
 
 
@@ -75,8 +75,8 @@ class Peer:
 
     # -- incoming ---------------------------------------------------------------------------
     def _on_frame(self, frame: Frame) -> None:
-        msg = frame.msg
-        for item in (msg if isinstance(msg, list) else [msg]):
+        for one in members(frame):  # a batch array's members are dispatched one by one
+            item = one.msg
             if not isinstance(item, dict):
                 continue
             if "method" in item and "id" in item and item.get("id") is not None:
@@ -86,7 +86,7 @@ class Peer:
             elif "method" not in item and "id" in item:
                 p = self.pending.get(_id_key(item["id"]))
                 if p is not None and p.response is None:
-                    p.response = frame
+                    p.response = one  # the member itself: p.msg is the response object
                     p.done.set()
         self._wake()
 
@@ -142,7 +142,8 @@ class Peer:
 
     async def wait_for(self, predicate: Callable[[Frame], bool], timeout: float, what: str,
                        since: int = 0) -> Frame:
-        """Wait for a received frame (seq >= since) that satisfies ``predicate``."""
+        """Wait for a received frame (seq >= since) that satisfies ``predicate``; a batch array's members are
+        offered one by one (``members``), and the one that satisfies it is returned."""
         pos = since
         found: list[Frame] = []
 
@@ -152,9 +153,12 @@ class Peer:
             while pos < len(frames):
                 f = frames[pos]
                 pos += 1
-                if f.direction == RECEIVED and predicate(f):
-                    found.append(f)
-                    return True
+                if f.direction != RECEIVED:
+                    continue
+                for one in members(f):  # a batch array: each member on its own
+                    if predicate(one):
+                        found.append(one)
+                        return True
             return False
 
         await self._wait(scan, timeout, what)

@@ -73,6 +73,17 @@ class Frame:
         return d
 
 
+def members(frame: Frame) -> list[Frame]:
+    """The messages a frame carries, each as a frame: a batch array's object members as views of the array's
+    frame (same seq, time and bytes, ``msg`` the member), any other frame itself. What waits on a message (a
+    response, an update) reads these, so a message that came inside a batch array is still seen."""
+    msg = frame.msg
+    if not isinstance(msg, list):
+        return [frame]
+    return [Frame(frame.seq, frame.conn, frame.direction, frame.t, frame.raw, item, frame.problem)
+            for item in msg if isinstance(item, dict)]
+
+
 def _not_json(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON value")
 

@@ -6,6 +6,8 @@ agent_mutants.py, which runs one: ``python tests/mutants/agent_mutants.py NAME``
 
 from __future__ import annotations
 
+import asyncio
+
 from acp_conformance.reference.agent import (
     FINAL_TOOL_STATUSES,
     INTERNAL_ERROR,
@@ -194,6 +196,29 @@ class Cancel007(ReferenceAgent):
         self.send_update(session, self.idle_update("end_turn"))
 
 
+# a defect in every exchange, after acp-tck's v2 fixture cancel_wrong_stop_reason: the suite names it in one sentence and the
+# whole run still ends in seconds (bench/bench_systemic.py times it)
+class CancelHangEndTurn(ReferenceAgent):
+    """Every prompt runs until session/cancel (a long turn, legal), and a cancelled turn ends 1.2 s later with
+    stopReason "end_turn" instead of "cancelled". A session/close or delete still ends the turn "cancelled"."""
+
+    def handle_session_cancel(self, params):
+        session = self.sessions.get(params.get("sessionId")) if isinstance(params.get("sessionId"), str) else None
+        if session is not None and session.turn is not None:
+            session.turn.by_session_cancel = True
+        super().handle_session_cancel(params)
+
+    async def do_work(self, session, turn):
+        try:
+            await asyncio.get_running_loop().create_future()  # until cancelled
+        except asyncio.CancelledError:
+            if not getattr(turn, "by_session_cancel", False):
+                raise
+            await asyncio.sleep(1.2)
+            return "end_turn", None
+        return "end_turn", None  # pragma: no cover - the future above never completes
+
+
 MUTANTS: dict[str, tuple[tuple[str, ...], type]] = {
     "cancel-001": (("CANCEL-001",), Cancel001),
     "cancel-002": (("CANCEL-002",), Cancel002),
@@ -208,4 +233,6 @@ MUTANTS: dict[str, tuple[tuple[str, ...], type]] = {
     "cancel-014": (("CANCEL-014",), Cancel014),
     "cancel-006": (("CANCEL-006",), Cancel006),
     "cancel-007": (("CANCEL-007",), Cancel007),
+    # PROMPT-012 too: the turn of a prompt held behind a cancelled one never ends either
+    "cancel-wrong-stop-reason": (("CANCEL-001", "PROMPT-012"), CancelHangEndTurn),
 }

@@ -191,6 +191,25 @@ class Err013(ReferenceAgent):
         super().handle_session_new(ctx, params)
 
 
+# a defect in every exchange, after acp-tck's v2 fixture wrong_id_echo: the suite names it in one sentence and the
+# whole run still ends in seconds (bench/bench_systemic.py times it)
+def _mangled(request_id):
+    """An id the client never sent: one more for a number, a suffix for a string."""
+    if isinstance(request_id, int) and not isinstance(request_id, bool):
+        return request_id + 1
+    if isinstance(request_id, str):
+        return request_id + "-wrong"
+    return request_id  # null (an unreadable id) stays null
+
+
+class WrongIdEcho(ReferenceAgent):
+    """Answers every request with an id the client never sent (integers plus one, strings with a suffix).
+    Its initialize answer to id 0 carries id 1: the suite never sees an answer to anything it asked."""
+
+    def _send_response(self, ctx, response):
+        super()._send_response(ctx, dict(response, id=_mangled(response.get("id"))))
+
+
 MUTANTS: dict[str, tuple[tuple[str, ...], type]] = {
     "err-013": (("ERR-013",), Err013),
     "err-001": (("ERR-001",), Err001),
@@ -206,6 +225,7 @@ MUTANTS: dict[str, tuple[tuple[str, ...], type]] = {
     "wire2-err-007": (("ERR-007",), Err007),
     "wire2-err-009": (("ERR-009", "PERM-001"), Err009),  # PERM-001 checks permission request ids too
     "wire2-err-010": (("ERR-010", "PERM-001"), Err010),  # likewise
+    "wrong-id-echo": (("ERR-004",), WrongIdEcho),  # the run stops at once with the one sentence
 }
 
 # flagged only as a warning or a note although the rule asks for more: not run end to end

@@ -106,6 +106,34 @@ class TransportEmptyArray(ReferenceAgent):
         super().handle_batch(items)
 
 
+# a defect in every exchange, after acp-tck's v2 fixture emits_batch_updates: the suite names it in one sentence and the
+# whole run still ends in seconds (bench/bench_systemic.py times it)
+class BatchUpdates(ReferenceAgent):
+    """Writes its agent_message_chunk notifications in pairs: a chunk is held until the next line, and when
+    that is another session/update the two go out as one JSON array line (a JSON-RPC 2.0 batch, which the v2
+    Preview removed). Anything else written after a held chunk (a response, the idle) goes out after it, on
+    its own line; so every frame arrives, in its order, and only the framing is wrong."""
+
+    held: dict | None = None
+
+    def write_line(self, obj):
+        held, self.held = self.held, None
+        if held is not None:
+            if isinstance(obj, dict) and obj.get("method") == "session/update":
+                super().write_line([held, obj])
+                return
+            super().write_line(held)
+        if isinstance(obj, dict) and _is_chunk(obj):
+            self.held = obj
+            return
+        super().write_line(obj)
+
+
+def _is_chunk(obj: dict) -> bool:
+    update = (obj.get("params") or {}).get("update") if obj.get("method") == "session/update" else None
+    return isinstance(update, dict) and update.get("sessionUpdate") == "agent_message_chunk"
+
+
 MUTANTS: dict[str, tuple[tuple[str, ...], type]] = {
     "transport-003": (("TRANSPORT-003",), Transport003),
     "wire-transport-006": (("TRANSPORT-006", "TRANSPORT-012"), Transport006),
@@ -114,4 +142,5 @@ MUTANTS: dict[str, tuple[tuple[str, ...], type]] = {
     "wire-transport-012-both": (("TRANSPORT-012",), Transport012Both),
     "wire2-transport-001": (("TRANSPORT-001", "TRANSPORT-003"), Transport001),  # an undecodable line is stray output
     "wire2-transport-002": (("TRANSPORT-002", "TRANSPORT-003"), Transport002),  # fragments are stray output too
+    "emits-batch-updates": (("TRANSPORT-013",), BatchUpdates),
 }

@@ -80,6 +80,70 @@ class TransportMonitor(Monitor):
                         "messages.")
 
 
+def batch_arrays_allowed(options: dict[str, Any]) -> bool:
+    """Whether the revision judged lets an agent write a JSON-RPC batch array: the v2 base text still described
+    batches, the v2 Preview removed them (``--acp-revision``, in the monitors' options as ``acp_revision``). The
+    one switch of TRANSPORT-013: under ``base`` an array's members are read without a finding."""
+    return options.get("acp_revision", "preview") == "base"
+
+
+class BatchLineMonitor(Monitor):
+    """TRANSPORT-013: the agent writes no batch array. The suite reads a batch's members all the same (the
+    peer dispatches them, the reading expands them), so one wrongly framed line costs one finding, never the
+    rest of the run: the first array of a test is failed with its frame, the others counted in one line."""
+
+    rules = ("TRANSPORT-013",)
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.lines = 0
+        self.batches: list[Frame] = []
+        self.batch_sent: set[int] = set()  # connections on which the suite wrote a batch array
+
+    def on_frame(self, frame: Frame, rpc: Rpc | None) -> None:
+        if frame.direction == SENT and isinstance(frame.msg, list):
+            self.batch_sent.add(frame.conn)
+        if frame.direction != RECEIVED or frame.problem is not None:
+            return
+        self.lines += 1
+        if not isinstance(frame.msg, list):
+            return
+        if frame.conn in self.batch_sent and all(classify(x) == RESPONSE for x in frame.msg):
+            return  # answers to the suite's batch in an array: the older reading TRANSPORT-012 notes
+        self.batches.append(frame)
+        if len(self.batches) == 1 and not batch_arrays_allowed(self.ctx.options):
+            what = ", ".join(_member(x) for x in frame.msg[:4]) + (", ..." if len(frame.msg) > 4 else "")
+            self.failed("TRANSPORT-013", f"the agent wrote a JSON-RPC batch array of {len(frame.msg)} message(s) "
+                        f"on one line (t={frame.t:.2f}: {what}); ACP v2 has no batches, a v2 client refuses the "
+                        "array whole and never reads these messages.", [frame])
+
+    def finish(self) -> None:
+        if not self.lines:
+            return
+        n = len(self.batches)
+        if n and batch_arrays_allowed(self.ctx.options):
+            self.passed("TRANSPORT-013", f"the agent wrote {n} batch array(s) among its {self.lines} line(s); the "
+                        "v2 base text still allows them (judged without the v2 Preview).", self.batches[:1])
+        elif n > 1:
+            self.failed("TRANSPORT-013", f"{n - 1} more batch array(s) in this test (frames "
+                        f"{', '.join('#%d' % f.seq for f in self.batches[1:11])}{', ...' if n > 11 else ''}).",
+                        self.batches[1:11])
+        elif not n:
+            self.passed("TRANSPORT-013", f"all {self.lines} line(s) the agent wrote held one message each, no "
+                        "batch array.")
+
+
+def _member(x: Any) -> str:
+    """A batch member as a reader names it: its method (and session/update kind), or a response's id."""
+    if not isinstance(x, dict):
+        return js(x, 30)
+    if "method" in x:
+        update = (x.get("params") or {}).get("update") if isinstance(x.get("params"), dict) else None
+        kind = update.get("sessionUpdate") if isinstance(update, dict) else None
+        return f"{x['method']} {kind}" if isinstance(kind, str) else str(x["method"])
+    return f"a response (id {js(x.get('id'), 30)})"
+
+
 LIFECYCLE = ("initialize", "auth/login", "session/new", "session/resume", "session/prompt")
 FRAGMENT_START = (b"{", b"[", b"}", b"]", b'"')
 
