@@ -117,6 +117,12 @@ def test_cancel_014_a_client_keeps_waiting_for_its_own_request_named_by_the_agen
     # it takes the notification as cancelling its session/new and leaves without waiting for the answer
     f = _foreign_cancel([("event", "eof"), ("event", "exit")])
     assert statuses(f, "CANCEL-014") == [FAIL]
+    # it left after more than that notification (here an unknown notification): why is not seen, no verdict
+    other = ("->", {"jsonrpc": "2.0", "method": "_x/odd", "params": {}})
+    assert statuses(_foreign_cancel([other, ("event", "eof"), ("event", "exit")]), "CANCEL-014") == []
+    # it gave the request up itself ($/cancel_request of its own) before leaving: its right
+    own = ("<-", {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 1}})
+    assert FAIL not in statuses(_foreign_cancel([own, ("event", "eof"), ("event", "exit")]), "CANCEL-014")
     # it answers the notification (an id it never got from the agent): CANCEL-013's failure
     f = _foreign_cancel([("<-", {"jsonrpc": "2.0", "id": 1, "error": {"code": -32800, "message": "cancelled"}}),
                          ANSWER_NEW, PROMPT_S1])

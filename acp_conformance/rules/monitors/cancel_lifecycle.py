@@ -12,7 +12,7 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ...wire.transcript import RECEIVED, SENT
+from ...wire.transcript import EV_STDIN_CLOSED, RECEIVED, SENT
 from ..monitor import NOTIFICATION, REQUEST, RESPONSE
 from ._attribution import attribute
 from ._client import agent_msgs, cap, client_msgs, crashed
@@ -414,7 +414,10 @@ class ClientCancelRequestMonitor(ConnMonitor):
         if ans is None:
             gave_up = any(m.order > c.order and id_key(cap(m.params, "requestId")) == id_key(own.id)
                           for m in client_msgs(log, NOTIFICATION, "$/cancel_request"))
-            if log.end is not None and not gave_up and not log.suite_closed and log.end.t >= c.t:
+            # it left with nothing but that notification seen since, and nobody had closed its side
+            told = any(m.order > c.order and m.t < log.end.t for m in agent_msgs(log)) if log.end else True
+            shut = any(e.event == EV_STDIN_CLOSED and e.seq < log.end.seq for e in log.events) if log.end else True
+            if log.end is not None and not (gave_up or told or shut) and log.end.seq > c.frame.seq:
                 self.failed("CANCEL-014", f"{where}; the client stopped waiting for it: it ended the connection "
                             f"at t={log.end.t:.2f} ({log.end_desc or log.end.event}) with its {own.method} still "
                             "unanswered, as if that notification had cancelled it.", fr([c, own]))
