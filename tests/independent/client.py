@@ -101,7 +101,7 @@ class Client:
             else:
                 self._notified(method, msg.get("params") if isinstance(msg.get("params"), dict) else {})
         elif "id" in msg and ("result" in msg or "error" in msg):
-            box = self.waiting.pop(msg["id"], None) if isinstance(msg["id"], int) else None
+            box = self.waiting.pop(msg["id"], None) if type(msg["id"]) is int else None  # ours are integers
             if box is not None:
                 box.put(msg)
 
