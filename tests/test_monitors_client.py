@@ -140,3 +140,20 @@ def test_cancel_012_a_client_answering_before_the_cancel_arrives_won_a_legal_rac
     f = play(SETUP + [PROMPT_S1, ask, answer, cancel])
     assert statuses(f, "CANCEL-012") == ["not-exercised"]
     assert PASS in statuses(play(SETUP + [PROMPT_S1, ask, cancel, answer]), "CANCEL-012")
+
+
+def test_cancel_013_a_late_second_answer_belongs_to_the_cancel_that_found_the_request_pending():
+    ask = ("->", {"jsonrpc": "2.0", "id": 7, "method": "session/request_permission",
+                  "params": {"sessionId": "s1", "title": "t", "options": [{"optionId": "a", "name": "A",
+                                                                            "kind": "allow_once"}]}})
+    cancel = ("->", {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 7}})
+    answer = ("<-", {"jsonrpc": "2.0", "id": 7, "result": {"outcome": {"outcome": "cancelled"}}})
+    nxt = [("->", {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": "never-used"}}),
+           ("<-", {"jsonrpc": "2.0", "id": 9, "method": "session/close", "params": {"sessionId": "s1"}})]
+    # the client answered twice after the first cancel; the second answer came after the suite's second cancel
+    f = play(SETUP + [PROMPT_S1, ask, cancel, answer, cancel, answer] + nxt)
+    assert FAIL in statuses(f, "CANCEL-012") and FAIL not in statuses(f, "CANCEL-013")
+    # the same second answer to a request that no cancel found pending is CANCEL-013's failure
+    f = play(SETUP + [PROMPT_S1, ask, answer, ("->", {"jsonrpc": "2.0", "method": "_x/n", "params": {}}), cancel,
+                      answer] + nxt)
+    assert FAIL in statuses(f, "CANCEL-013")

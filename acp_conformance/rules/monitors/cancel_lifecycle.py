@@ -392,6 +392,11 @@ class ClientCancelRequestMonitor(ConnMonitor):
             # unknown or already answered: nothing may come back
             back = [m for m in client_msgs(log, RESPONSE) if m.order > c.order
                     and (m.request is None or m.duplicate) and (m.id is None or id_key(m.id) == id_key(rid))]
+            if target is not None and any(e.order < c.order and id_key(cap(e.params, "requestId")) == id_key(rid)
+                                          and not any(r.order < e.order for r in target.responses)
+                                          for e in agent_msgs(log, NOTIFICATION, "$/cancel_request")):
+                # an earlier $/cancel_request found it pending: a second answer to it is that one's (CANCEL-012)
+                back = [m for m in back if m.id is None]
             what = "an already-answered" if target is not None else "an unknown"
             if back:
                 self.failed("CANCEL-013", f"$/cancel_request naming {what} request id {js(rid)} was answered: "
