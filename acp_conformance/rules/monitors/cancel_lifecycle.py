@@ -437,7 +437,7 @@ class ClientCancelRequestMonitor(ConnMonitor):
                           [went_on, ans, c, own])
         else:
             self.noted("CANCEL-014", f"{where}; it was answered at t={ans.t:.2f}, and the client sent nothing after "
-                       f"that {'for ' + repr(sid) if isinstance(sid, str) else ''}: whether it took the answer is "
+                       f"that{' for ' + repr(sid) if isinstance(sid, str) else ''}: whether it took the answer is "
                        "not seen.", fr([ans, c, own]))
 
     def _sent(self, log: ConnLog) -> None:
