@@ -96,3 +96,64 @@ def test_client_017_an_elicitation_tied_to_no_pending_request_of_the_client_is_n
     # tied to a request of the client still waiting for its answer (its session/new): it is owed an answer
     pending = SETUP[:2] + [SETUP[2], _elicit(1), ("event", "eof"), ("event", "exit")]
     assert FAIL in statuses(play(pending), "CLIENT-017")
+
+
+def _foreign_cancel(after: list[tuple[str, object]]) -> list:
+    """The suite's $/cancel_request names the client's own pending session/new id (no request of the agent's)."""
+    return play(SETUP[:2] + [
+        ("<-", {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/p"}}),
+        ("->", {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 1}})] + after)
+
+
+ANSWER_NEW = ("->", {"jsonrpc": "2.0", "id": 1, "result": {"sessionId": "s1"}})
+PROMPT_S1 = ("<-", {"jsonrpc": "2.0", "id": 2, "method": "session/prompt",
+                    "params": {"sessionId": "s1", "prompt": [{"type": "text", "text": "hi"}]}})
+
+
+def test_cancel_014_a_client_keeps_waiting_for_its_own_request_named_by_the_agents_cancel_request():
+    # it ignores the notification, and uses the session the answer brings: pass (the suite created the situation)
+    f = _foreign_cancel([ANSWER_NEW, PROMPT_S1])
+    assert statuses(f, "CANCEL-014") == [PASS] and FAIL not in statuses(f, "CANCEL-013")
+    # it takes the notification as cancelling its session/new and leaves without waiting for the answer
+    f = _foreign_cancel([("event", "eof"), ("event", "exit")])
+    assert statuses(f, "CANCEL-014") == [FAIL]
+    # it left after more than that notification (here an unknown notification): why is not seen, no verdict
+    other = ("->", {"jsonrpc": "2.0", "method": "_x/odd", "params": {}})
+    assert statuses(_foreign_cancel([other, ("event", "eof"), ("event", "exit")]), "CANCEL-014") == []
+    # it gave the request up itself ($/cancel_request of its own) before leaving: its right
+    own = ("<-", {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 1}})
+    assert FAIL not in statuses(_foreign_cancel([own, ("event", "eof"), ("event", "exit")]), "CANCEL-014")
+    # it answers the notification (an id it never got from the agent): CANCEL-013's failure
+    f = _foreign_cancel([("<-", {"jsonrpc": "2.0", "id": 1, "error": {"code": -32800, "message": "cancelled"}}),
+                         ANSWER_NEW, PROMPT_S1])
+    assert statuses(f, "CANCEL-013") == [FAIL] and statuses(f, "CANCEL-014") == [PASS]
+    # answered, and the client never used the session: not seen either way (a note, no verdict)
+    assert statuses(_foreign_cancel([ANSWER_NEW, ("event", "eof")]), "CANCEL-014") == [INFO]
+
+
+def test_cancel_012_a_client_answering_before_the_cancel_arrives_won_a_legal_race():
+    ask = ("->", {"jsonrpc": "2.0", "id": 7, "method": "session/request_permission",
+                  "params": {"sessionId": "s1", "title": "t", "options": [{"optionId": "a", "name": "A",
+                                                                            "kind": "allow_once"}]}})
+    answer = ("<-", {"jsonrpc": "2.0", "id": 7, "result": {"outcome": {"outcome": "selected", "optionId": "a"}}})
+    cancel = ("->", {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 7}})
+    f = play(SETUP + [PROMPT_S1, ask, answer, cancel])
+    assert statuses(f, "CANCEL-012") == ["not-exercised"]
+    assert PASS in statuses(play(SETUP + [PROMPT_S1, ask, cancel, answer]), "CANCEL-012")
+
+
+def test_cancel_013_a_late_second_answer_belongs_to_the_cancel_that_found_the_request_pending():
+    ask = ("->", {"jsonrpc": "2.0", "id": 7, "method": "session/request_permission",
+                  "params": {"sessionId": "s1", "title": "t", "options": [{"optionId": "a", "name": "A",
+                                                                            "kind": "allow_once"}]}})
+    cancel = ("->", {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 7}})
+    answer = ("<-", {"jsonrpc": "2.0", "id": 7, "result": {"outcome": {"outcome": "cancelled"}}})
+    nxt = [("->", {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": "never-used"}}),
+           ("<-", {"jsonrpc": "2.0", "id": 9, "method": "session/close", "params": {"sessionId": "s1"}})]
+    # the client answered twice after the first cancel; the second answer came after the suite's second cancel
+    f = play(SETUP + [PROMPT_S1, ask, cancel, answer, cancel, answer] + nxt)
+    assert FAIL in statuses(f, "CANCEL-012") and FAIL not in statuses(f, "CANCEL-013")
+    # the same second answer to a request that no cancel found pending is CANCEL-013's failure
+    f = play(SETUP + [PROMPT_S1, ask, answer, ("->", {"jsonrpc": "2.0", "method": "_x/n", "params": {}}), cancel,
+                      answer] + nxt)
+    assert FAIL in statuses(f, "CANCEL-013")

@@ -111,16 +111,6 @@ def test_the_creator_can_differ_by_side():
     assert status(compute(CAT, [], {"ERR-010"}, {}, {}, side="client"), "ERR-010") == NOT_TESTED
 
 
-def test_a_client_that_never_withdraws_its_own_requests_leaves_cancel_014_not_exercised():
-    # the client side of CANCEL-014 is about the client's own $/cancel_request: a client that answers at once and
-    # never gives up on a request never sends one, which is its right (issue 25: it made a correct client
-    # inconclusive); a client that sends one naming a foreign id still fails (the cancel-foreign-id mutant)
-    v = compute(CAT, [], {"CANCEL-014"}, {"CANCEL-014": ["client-cancel-requests"]}, {}, side="client")
-    assert status(v, "CANCEL-014") == NOT_EXERCISED and v.conformant
-    bad = [Finding("CANCEL-014", FAIL, "names id 7, a request of the agent", test="client-cancel-requests")]
-    assert status(compute(CAT, bad, {"CANCEL-014"}, {}, {}, side="client"), "CANCEL-014") == FAIL
-
-
 def test_every_checked_rule_has_exactly_one_creator_and_the_data_names_only_catalog_rules():
     from acp_conformance.rules.catalog import load_situations
     from acp_conformance.rules.monitors import checked_on

@@ -46,7 +46,20 @@ class AnswerUnknownCancel(ReferenceClient):
         super().on_notification(method, params)
 
 
+class CancelsOwnRequest(ReferenceClient):
+    """One table for both directions: the agent's $/cancel_request naming an id of the client's own pending
+    request fails that request as cancelled (the session/new the suite delays: the client gives up)."""
+
+    def on_notification(self, method, params):
+        if method == "$/cancel_request":
+            fut = self.pending.get(params.get("requestId"))
+            if fut is not None and not fut.done():
+                fut.set_result({"error": {"code": -32800, "message": "Request cancelled"}})
+        super().on_notification(method, params)
+
+
 MUTANTS = {
+    "cancels-own-request": (["CANCEL-014"], CancelsOwnRequest),
     "cancel-foreign-id": (["CANCEL-014"], CancelForeignId),
     "double-answer-after-cancel-request": (["CANCEL-012", "CLIENT-017"], DoubleAnswerAfterCancelRequest),
     "answer-unknown-cancel": (["CANCEL-013", "CLIENT-016"], AnswerUnknownCancel),

@@ -12,7 +12,7 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ...wire.transcript import RECEIVED, SENT
+from ...wire.transcript import EV_STDIN_CLOSED, RECEIVED, SENT
 from ..monitor import NOTIFICATION, REQUEST, RESPONSE
 from ._attribution import attribute
 from ._client import agent_msgs, cap, client_msgs, crashed
@@ -364,6 +364,18 @@ class ClientCancelRequestMonitor(ConnMonitor):
             rid = cap(c.params, "requestId")
             target = next((q for q in ours if q.order < c.order and id_key(q.id) == id_key(rid)), None)
             pending = target is not None and not any(r.order < c.order for r in target.responses)
+            if target is None and (own := next((q for q in client_msgs(log, REQUEST) if q.order < c.order
+                                                and id_key(q.id) == id_key(rid)
+                                                and not any(r.order < c.order for r in q.responses)), None)):
+                self._judge_foreign_cancel(log, c, own)
+                continue
+            if target is not None and target.responses and not pending and not any(
+                    m.order < c.order for m in agent_msgs(log) if m.order > target.order):
+                # the suite cancelled its request at once and the client's answer crossed that cancel
+                self.not_exercised("CANCEL-012", f"the client answered {target.method} (id {js(rid)}) at "
+                                   f"t={target.responses[0].t:.2f}, before the agent's $/cancel_request for it "
+                                   "arrived (a client that answers at once wins that race; its right).",
+                                   fr([c, target.responses[0], target]))
             if pending:
                 n = len(target.responses)
                 if n == 1:
@@ -380,6 +392,11 @@ class ClientCancelRequestMonitor(ConnMonitor):
             # unknown or already answered: nothing may come back
             back = [m for m in client_msgs(log, RESPONSE) if m.order > c.order
                     and (m.request is None or m.duplicate) and (m.id is None or id_key(m.id) == id_key(rid))]
+            if target is not None and any(e.order < c.order and id_key(cap(e.params, "requestId")) == id_key(rid)
+                                          and not any(r.order < e.order for r in target.responses)
+                                          for e in agent_msgs(log, NOTIFICATION, "$/cancel_request")):
+                # an earlier $/cancel_request found it pending: a second answer to it is that one's (CANCEL-012)
+                back = [m for m in back if m.id is None]
             what = "an already-answered" if target is not None else "an unknown"
             if back and target is not None and all(b.duplicate for b in back):
                 # a second answer to the request itself, which its answer crossed the cancel to come before: the
@@ -392,6 +409,42 @@ class ClientCancelRequestMonitor(ConnMonitor):
                             f"{js(back[0].msg, 140)}.", fr([back[0], c]))
             elif any(m.order > c.order for m in client_msgs(log)):
                 self.pass_few("CANCEL-013", f"$/cancel_request naming {what} request id {js(rid)} was ignored.", [c])
+
+    def _judge_foreign_cancel(self, log: ConnLog, c: Msg, own: Msg) -> None:
+        """The agent's $/cancel_request names an id the agent never used, which the client's own pending request
+        ``own`` has: it names no request of the client's side, so the client answers nothing (CANCEL-013) and
+        does not take its own request as cancelled: it keeps waiting and goes on with the answer (CANCEL-014)."""
+        where = (f"the agent's $/cancel_request (t={c.t:.2f}) names id {js(own.id)}, which is no request of the "
+                 f"agent but the client's own pending {own.method}")
+        back = next((m for m in client_msgs(log, RESPONSE) if m.order > c.order and (m.request is None or m.duplicate)
+                     and (m.id is None or id_key(m.id) == id_key(own.id))), None)
+        if back is not None:  # an id unknown on the client's side, answered: CANCEL-013's failure
+            self.failed("CANCEL-013", f"{where}; the client answered that notification: {js(back.msg, 140)}.",
+                        fr([back, c, own]))
+        ans = own.responses[0] if own.responses else None
+        if ans is None:
+            gave_up = any(m.order > c.order and id_key(cap(m.params, "requestId")) == id_key(own.id)
+                          for m in client_msgs(log, NOTIFICATION, "$/cancel_request"))
+            # it left with nothing but that notification seen since, and nobody had closed its side
+            told = any(m.order > c.order and m.t < log.end.t for m in agent_msgs(log)) if log.end else True
+            shut = any(e.event == EV_STDIN_CLOSED and e.seq < log.end.seq for e in log.events) if log.end else True
+            if log.end is not None and not (gave_up or told or shut) and log.end.seq > c.frame.seq:
+                self.failed("CANCEL-014", f"{where}; the client stopped waiting for it: it ended the connection "
+                            f"at t={log.end.t:.2f} ({log.end_desc or log.end.event}) with its {own.method} still "
+                            "unanswered, as if that notification had cancelled it.", fr([c, own]))
+            return
+        sid = cap(ans.result, "sessionId")
+        went_on = next((m for m in client_msgs(log) if m.order > ans.order
+                        and (not isinstance(sid, str) or m.session_id == sid)), None)
+        if went_on is not None:
+            self.pass_few("CANCEL-014", f"{where}; the client kept waiting for it, and after its answer "
+                          f"(t={ans.t:.2f}) went on with {went_on.method or 'a message'}"
+                          f"{f' for {sid!r}' if isinstance(sid, str) else ''} at t={went_on.t:.2f}.",
+                          [went_on, ans, c, own])
+        else:
+            self.noted("CANCEL-014", f"{where}; it was answered at t={ans.t:.2f}, and the client sent nothing after "
+                       f"that{' for ' + repr(sid) if isinstance(sid, str) else ''}: whether it took the answer is "
+                       "not seen.", fr([ans, c, own]))
 
     def _sent(self, log: ConnLog) -> None:
         mine = client_msgs(log, REQUEST)
