@@ -30,6 +30,21 @@ DEFAULT_PROMPTS = {
 }
 
 
+# the prompt options: (option, dest, DEFAULT_PROMPTS key, what the prompt makes the agent do)
+_PROMPT_OPTIONS = (
+    ("--acp-long-prompt", "acp_long_prompt", "long", "work long enough to be cancelled"),
+    ("--acp-tool-prompt", "acp_tool_prompt", "tool", "call a tool"),
+    ("--acp-permission-prompt", "acp_permission_prompt", "permission", "ask for permission"),
+    ("--acp-cancellable-tool-prompt", "acp_cancellable_prompt", "cancellable",
+     "run a tool call with capabilities.cancel"),
+    ("--acp-terminal-prompt", "acp_terminal_prompt", "terminal", "run a command in a terminal it shows"),
+    ("--acp-elicit-prompt", "acp_elicit_prompt", "elicit", "ask the user with a form (elicitation)"),
+    ("--acp-elicit-url-prompt", "acp_elicit_url_prompt", "elicit_url",
+     "send the user to a URL (URL-mode elicitation)"),
+    ("--acp-plan-prompt", "acp_plan_prompt", "plan", "report a plan (plan_update)"),
+)
+
+
 # -- options ------------------------------------------------------------------------------------
 def add_options(parser: pytest.Parser) -> None:
     g = parser.getgroup("acp-conformance", "ACP conformance suite")
@@ -62,22 +77,9 @@ def add_options(parser: pytest.Parser) -> None:
                      "Every report shows both verdicts and the Preview readiness")
     g.addoption("--acp-strict", dest="acp_strict", action="store_true", default=False,
                 help="SHOULD-level warnings block conformance too")
-    g.addoption("--acp-long-prompt", dest="acp_long_prompt", default=DEFAULT_PROMPTS["long"], metavar="TEXT",
-                help="a prompt that makes the agent work long enough to be cancelled")
-    g.addoption("--acp-tool-prompt", dest="acp_tool_prompt", default=DEFAULT_PROMPTS["tool"], metavar="TEXT",
-                help="a prompt that makes the agent call a tool")
-    g.addoption("--acp-permission-prompt", dest="acp_permission_prompt", default=DEFAULT_PROMPTS["permission"],
-                metavar="TEXT", help="a prompt that makes the agent ask for permission")
-    g.addoption("--acp-cancellable-tool-prompt", dest="acp_cancellable_prompt", default=DEFAULT_PROMPTS["cancellable"],
-                metavar="TEXT", help="a prompt that makes the agent run a tool call with capabilities.cancel")
-    g.addoption("--acp-terminal-prompt", dest="acp_terminal_prompt", default=DEFAULT_PROMPTS["terminal"],
-                metavar="TEXT", help="a prompt that makes the agent run a command in a terminal it shows")
-    g.addoption("--acp-elicit-prompt", dest="acp_elicit_prompt", default=DEFAULT_PROMPTS["elicit"],
-                metavar="TEXT", help="a prompt that makes the agent ask the user with a form (elicitation)")
-    g.addoption("--acp-elicit-url-prompt", dest="acp_elicit_url_prompt", default=DEFAULT_PROMPTS["elicit_url"],
-                metavar="TEXT", help="a prompt that makes the agent send the user to a URL (URL-mode elicitation)")
-    g.addoption("--acp-plan-prompt", dest="acp_plan_prompt", default=DEFAULT_PROMPTS["plan"],
-                metavar="TEXT", help="a prompt that makes the agent report a plan (plan_update)")
+    for option, dest, key, what in _PROMPT_OPTIONS:
+        g.addoption(option, dest=dest, default=DEFAULT_PROMPTS[key], metavar="TEXT",
+                    help=f"a prompt that makes the agent {what}")
     g.addoption("--acp-agent-env", dest="acp_agent_env", action="append", default=[], metavar="KEY=VAL",
                 help="set an environment variable for the agent (repeatable)")
     g.addoption("--acp-model", dest="acp_model", action="store_true", default=False,
