@@ -398,13 +398,7 @@ class ClientCancelRequestMonitor(ConnMonitor):
                 # an earlier $/cancel_request found it pending: a second answer to it is that one's (CANCEL-012)
                 back = [m for m in back if m.id is None]
             what = "an already-answered" if target is not None else "an unknown"
-            if back and target is not None and all(b.duplicate for b in back):
-                # a second answer to the request itself, which its answer crossed the cancel to come before: the
-                # duplicate is judged where duplicates are (CANCEL-012, CLIENT-017), not as an answer to the cancel
-                self.noted("CANCEL-013", f"$/cancel_request named {what} request id {js(rid)}, which was answered "
-                           f"again after it ({js(back[0].msg, 120)}): a duplicate answer to the request, judged "
-                           "as such.", fr([back[0], c]))
-            elif back:
+            if back:
                 self.failed("CANCEL-013", f"$/cancel_request naming {what} request id {js(rid)} was answered: "
                             f"{js(back[0].msg, 140)}.", fr([back[0], c]))
             elif any(m.order > c.order for m in client_msgs(log)):
