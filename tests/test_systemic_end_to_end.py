@@ -37,3 +37,11 @@ def test_a_defect_in_every_exchange_gets_its_sentence_within_the_bound(name, kin
         assert sentence in r.rule("TRANSPORT-013")["evidence"][0]["message"]
         assert not r.with_status("not-tested"), r.with_status("not-tested")
     assert r.with_status("fail") == failed, r.with_status("fail")
+
+
+def test_batch_arrays_from_the_agent_are_a_preview_rule_only(tmp_path):
+    """v2 as released still describes JSON-RPC 2.0 batches: under --acp-revision base an agent writing batch
+    arrays (whose members the suite reads all the same) is conformant, with TRANSPORT-013 in its Preview readiness."""
+    r = run_suite(mutant_cmd("emits-batch-updates"), tmp_path, "--acp-revision=base", timeout=600)
+    assert r.returncode == 0 and r.report["verdict"]["conformant"] is True, r.output[-3000:]
+    assert "TRANSPORT-013" in [x["id"] for x in r.report["verdict"]["preview_readiness"]]
