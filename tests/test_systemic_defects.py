@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 from acp_conformance.rules.first_contact import WRONG_IDS, judge_agent, wrong_ids
-from acp_conformance.rules.monitors.transport import BatchLineMonitor, batch_arrays_allowed
+from acp_conformance.rules.monitors.transport import BatchLineMonitor
 from acp_conformance.rules.turn_ends import turn_ends
 from acp_conformance.scenarios.idle_owed import _IdleOwed
 from acp_conformance.wire.peer import Peer, Pending
@@ -159,10 +159,15 @@ def test_transport_013_single_messages_pass_and_answers_to_the_suites_batch_are_
     assert statuses(run(script, [BatchLineMonitor]), "TRANSPORT-013") == ["pass"]
 
 
-def test_transport_013_under_the_base_revision_an_array_is_read_without_a_failure():
-    assert batch_arrays_allowed({"acp_revision": "base"}) and not batch_arrays_allowed({})
-    p = Player([BatchLineMonitor], acp_revision="base").play(batch_line(CHUNK, IDLE))
-    assert statuses(p.finish(), "TRANSPORT-013") == ["pass"]
+def test_transport_013_under_the_base_revision_an_array_does_not_block():
+    # the revision data decides, as for every rule: v2 as released still described batches
+    from acp_conformance.rules.catalog import load_catalog
+    from acp_conformance.rules.verdicts import compute_by_revision
+    findings = Player([BatchLineMonitor]).play(batch_line(CHUNK, IDLE)).finish()
+    assert "fail" in statuses(findings, "TRANSPORT-013")
+    v = compute_by_revision(load_catalog(), findings, {"TRANSPORT-013"}, {}, {}, side="agent", revision="base")
+    assert v.conformant and not v.by_revision["preview"].conformant
+    assert [r.rule.id for r in v.readiness] == ["TRANSPORT-013"]
 
 
 def test_members_of_a_batch_array_are_frames_of_their_own():

@@ -114,6 +114,10 @@ def _ran_out_of_time(result) -> bool:
             and not getattr(result, "target_gone", False))
 
 
+# what the user can change when a scenario ran out of time while the agent was still working
+LONGER_WAIT = "a prompt option whose turn ends sooner (--acp-long-prompt, --acp-tool-prompt, ...), or a longer wait"
+
+
 def incomplete(state: SuiteState, error: str, result) -> str:
     """The skip reason of a run that ran out of time, with what the user can change. A test fails only where a
     finding blocks (pytest's outcome and the verdict agree); its unreached rules stay not-tested."""
@@ -121,8 +125,7 @@ def incomplete(state: SuiteState, error: str, result) -> str:
     wait = (f"--acp-test-timeout, now {r.test_timeout:g} s" if result.error_kind == "test-timeout"
             else f"--acp-timeout, now {r.timeout:g} s")
     return (f"{INCOMPLETE}the scenario could not be completed and no finding blocks: {error}; if the agent was "
-            f"still working (a turn longer than the wait), give the prompt option this scenario uses "
-            f"(--acp-long-prompt, --acp-tool-prompt, ...) a text whose turn ends sooner, or wait longer ({wait})")
+            f"still working (a turn longer than the wait): {LONGER_WAIT} ({wait})")
 
 
 def _target_never_did_it(state: SuiteState, rules: list[str], result) -> bool:

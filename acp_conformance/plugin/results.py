@@ -6,6 +6,7 @@ from typing import Any
 
 from ..rules.catalog import load_not_observable
 from .contact import stop_reason
+from .judging import LONGER_WAIT
 from .outcome import TestOutcome
 from .state import SuiteState
 
@@ -53,8 +54,8 @@ def judge_suite(state: SuiteState):
             stuck = next((t for t in v.tests if t in state.errors), None)
             if stuck is not None:
                 v.reason = (f"{v.reason}; {stuck.rsplit('::', 1)[-1]} could not be completed: "
-                            f"{state.errors[stuck][:300]} (if the agent was still working: a longer --acp-timeout, "
-                            "or a prompt option whose turn ends sooner)")
+                            f"{state.errors[stuck][:300]} (if the agent was still working: {LONGER_WAIT}, "
+                            "--acp-timeout)")
     return verdict
 
 

@@ -143,8 +143,6 @@ def _negotiated(response: Frame, asked: Any, side: str) -> FirstContact | None:
     return None
 
 
-
-
 def v1_behind_v2(frames: list[Frame]) -> FirstContact | None:
     """An agent that answered initialize with protocolVersion 2 and then spoke version 1: only unambiguous
     evidence counts, so that no v2 agent is ever taken for v1 (fast-agent and the Python SDK's echo agent answer
@@ -157,9 +155,9 @@ def v1_behind_v2(frames: list[Frame]) -> FirstContact | None:
     bare_init: Frame | None = None  # an initialize answered "2" with none of v2's names
     for f in frames:
         m = f.msg
-        if not isinstance(m, dict) or isinstance(m.get("id"), (dict, list)):
+        if not isinstance(m, dict):
             continue
-        key = (f.conn, type(m.get("id")).__name__, m.get("id"))
+        key = (f.conn, id_key(m.get("id")))
         if f.direction == SENT and isinstance(m.get("method"), str) and "id" in m:
             asked[key] = (m["method"], m.get("params"))
             continue
@@ -196,7 +194,6 @@ def _wants_mcp_servers(response: dict, params: Any) -> bool:
     err = response.get("error")
     if not isinstance(err, dict) or err.get("code") != -32602 or not isinstance(params, dict) or "mcpServers" in params:
         return False
-    import json
     return "mcpServers" in json.dumps(err, default=str)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..rules.reading import id_key
 from ..rules.verdicts import NOT_EXERCISED_SKIP
 from ..wire.transcript import EV_NOTE
 from .idle_owed import _IdleOwed
@@ -129,10 +130,10 @@ class SendSteps:
         mark = len(self.transcript.frames)
         await self.peer.send_raw(line.encode("utf-8"))
         if "answer" in a:  # the line is a request: wait for its answer (by id) before the next step
-            want = a["answer"]
+            want = id_key(a["answer"])  # by JSON type and value: "1" is not 1, true is not 1
             await self.peer.wait_for(lambda f: isinstance(f.msg, dict) and "method" not in f.msg
-                                     and f.msg.get("id") == want, self._timeout(), f"the answer to {want!r}",
-                                     since=mark)
+                                     and id_key(f.msg.get("id")) == want, self._timeout(),
+                                     f"the answer to {a['answer']!r}", since=mark)
 
     async def _step_set_config(self, a: dict[str, Any], step: Step) -> None:
         """session/set_config_option on the first advertised option of kind ``pick`` (select | boolean).

@@ -430,23 +430,23 @@ class Agent:
                 self.send(error_msg(rid, -32800, "Request cancelled: the prompt was not inserted"))
         w.held.clear()
 
-    def cancel(self, sid: str) -> None:
+    def stop_work(self, sid: str):
+        """Cancel the session's running work (its queued prompts dropped, the held ones refused); the work,
+        or None when there is none (then nothing is sent: no foreground work was active)."""
         with self.lock:
             w = self.work.get(sid)
             if w is not None:
                 w.cancel.set()
                 w.queue.clear()
                 self.refuse_held(w)
-        # no work: nothing to send (no foreground work was active)
+        return w
+
+    def cancel(self, sid: str) -> None:
+        self.stop_work(sid)
 
     def session_close(self, p: dict):
         sid = self._session_id(p)
-        with self.lock:
-            w = self.work.get(sid)
-            if w is not None:
-                w.cancel.set()
-                w.queue.clear()
-                self.refuse_held(w)
+        w = self.stop_work(sid)
         if w is not None and w.thread is not None:
             w.thread.join(10)  # it sends the cancelled idle before we answer
         with self.lock:
@@ -500,12 +500,7 @@ class Agent:
 
     def session_delete(self, p: dict):
         sid = self._session_id(p)
-        with self.lock:
-            w = self.work.get(sid)
-            if w is not None:
-                w.cancel.set()
-                w.queue.clear()
-                self.refuse_held(w)
+        w = self.stop_work(sid)
         if w is not None and w.thread is not None:
             w.thread.join(10)
         with self.lock:

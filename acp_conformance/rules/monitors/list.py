@@ -13,7 +13,6 @@ are inconclusive (no finding) when it is not.
 from __future__ import annotations
 
 import json
-
 import posixpath
 import re
 from typing import Any

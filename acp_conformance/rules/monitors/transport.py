@@ -80,17 +80,12 @@ class TransportMonitor(Monitor):
                         "messages.")
 
 
-def batch_arrays_allowed(options: dict[str, Any]) -> bool:
-    """Whether the revision judged lets an agent write a JSON-RPC batch array: the v2 base text still described
-    batches, the v2 Preview removed them (``--acp-revision``, in the monitors' options as ``acp_revision``). The
-    one switch of TRANSPORT-013: under ``base`` an array's members are read without a finding."""
-    return options.get("acp_revision", "preview") == "base"
-
-
 class BatchLineMonitor(Monitor):
     """TRANSPORT-013: the agent writes no batch array. The suite reads a batch's members all the same (the
     peer dispatches them, the reading expands them), so one wrongly framed line costs one finding, never the
-    rest of the run: the first array of a test is failed with its frame, the others counted in one line."""
+    rest of the run: the first array of a test is failed with its frame, the others counted in one line. Whether
+    the rule applies is the revision's (protocol/revisions.json: the Preview's; v2 as released still described
+    batches), as for every rule."""
 
     rules = ("TRANSPORT-013",)
 
@@ -111,7 +106,7 @@ class BatchLineMonitor(Monitor):
         if frame.conn in self.batch_sent and all(classify(x) == RESPONSE for x in frame.msg):
             return  # answers to the suite's batch in an array: the older reading TRANSPORT-012 notes
         self.batches.append(frame)
-        if len(self.batches) == 1 and not batch_arrays_allowed(self.ctx.options):
+        if len(self.batches) == 1:
             what = ", ".join(_member(x) for x in frame.msg[:4]) + (", ..." if len(frame.msg) > 4 else "")
             self.failed("TRANSPORT-013", f"the agent wrote a JSON-RPC batch array of {len(frame.msg)} message(s) "
                         f"on one line (t={frame.t:.2f}: {what}); ACP v2 has no batches, a v2 client refuses the "
@@ -121,10 +116,7 @@ class BatchLineMonitor(Monitor):
         if not self.lines:
             return
         n = len(self.batches)
-        if n and batch_arrays_allowed(self.ctx.options):
-            self.passed("TRANSPORT-013", f"the agent wrote {n} batch array(s) among its {self.lines} line(s); the "
-                        "v2 base text still allows them (judged without the v2 Preview).", self.batches[:1])
-        elif n > 1:
+        if n > 1:
             self.failed("TRANSPORT-013", f"{n - 1} more batch array(s) in this test (frames "
                         f"{', '.join('#%d' % f.seq for f in self.batches[1:11])}{', ...' if n > 11 else ''}).",
                         self.batches[1:11])
