@@ -157,8 +157,15 @@ class SessionListMonitor(ConnMonitor):
         used = [w.request.params.get("cursor") for w in walk[1:]]
         if isinstance(nc, str) and nc in used:
             back = used.index(nc) + 2
-            self.failed("LIST-004", f"{where}: its nextCursor {js(nc)} leads back to page {back}, which was "
-                        "already read: the listing loops and never ends.", fr([m, walk[back - 1], walk[0]]))
+            ids = lambda page: {s.get("sessionId") for s in page.result.get("sessions") or [] if isinstance(s, dict)}
+            if ids(m) <= set().union(*(ids(w) for w in walk[:-1])):
+                self.failed("LIST-004", f"{where}: its nextCursor {js(nc)} leads back to page {back}, which was "
+                            "already read, and this page brought no session the walk had not listed: the listing "
+                            "loops and never ends.", fr([m, walk[back - 1], walk[0]]))
+            else:  # the same token, yet the pages move on: a cursor that keeps its place on the agent's side
+                self.noted("LIST-004", f"{where}: its nextCursor {js(nc)} repeats page {back}'s, yet this page "
+                           "listed sessions the walk had not seen (a cursor that keeps its place on the agent's "
+                           "side?); not followed further, not judged.", fr([m, walk[back - 1]]))
             return
         if isinstance(nc, str) and len(walk) >= 50:
             self.failed("LIST-004", f"{where}: 50 pages and still a nextCursor ({js(nc)}): the listing does not end.",
