@@ -381,3 +381,14 @@ def test_only_words_that_look_like_existing_paths_are_anchored(tmp_path):
     assert anchored(argv, tmp_path) == ["node", str(tmp_path / "dist" / "agent.js"), "serve",
                                         str(tmp_path / "agent.py"), "--config=dist/agent.js", "-v",
                                         str(tmp_path), "missing/x.js", "/abs/y.js"]
+
+
+def test_cat_as_a_client_gets_one_sentence_and_the_run_stops(tmp_path):
+    """`cat` as a client only repeats what it is sent, and an agent sends nothing first: one sentence after
+    the startup timeout, the rest skipped, not a minute and a half of failures and an inconclusive verdict."""
+    p, elapsed = _run_cli(tmp_path, "client", f"--acp-report-dir={tmp_path / 'r'}", "-q",
+                          "--acp-startup-timeout=3", "--", "cat")
+    out = p.stdout + p.stderr
+    assert p.returncode == 1, out[-3000:]
+    assert out.rstrip().splitlines()[-1].startswith("ACP verdict: NOT CONFORMANT: not an ACP client: "), out[-2000:]
+    assert "1 failed" in out and "skipped" in out and "inconclusive" not in out and elapsed < 40

@@ -38,7 +38,11 @@ def first_contact(state: SuiteState, frames: list[Frame], result, client: bool =
     from ..early_stop import has_spoken_v2, spoke_v2, stop
     from ..rules.first_contact import FirstContact, judge_agent, judge_client, v1_behind_v2
     report_dir = state.run.report_dir
-    contact = judge_client(frames) if client else judge_agent(frames, max(state.run.startup_timeout, state.run.timeout))
+    waited = max(state.run.startup_timeout, state.run.timeout)
+    contact = judge_client(frames, waited) if client else judge_agent(frames, waited)
+    if client and contact is not None and contact.kind != NOT_V2 and getattr(result, "error", None):
+        # the runner knows more of a client that sent nothing (it never started its agent, ended, hung)
+        contact.sentence = "not an ACP client: " + " ".join(str(result.error).split())
     if contact is None and not client:
         v1 = negotiated_v1(frames)  # a test that does not open with initialize
         if v1 is not None:

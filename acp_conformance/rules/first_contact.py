@@ -197,9 +197,11 @@ def _wants_mcp_servers(response: dict, params: Any) -> bool:
     return "mcpServers" in json.dumps(err, default=str)
 
 
-def judge_client(frames: list[Frame]) -> FirstContact | None:
+def judge_client(frames: list[Frame], waited: float | None = None) -> FirstContact | None:
     """The client's first initialize request of the test: a client asks for its latest version, so one that
-    asks for a version below 2 does not speak v2. None when it asked for 2 or later (or sent none)."""
+    asks for a version below 2 does not speak v2. None when it asked for 2 or later. With ``waited`` (the
+    seconds the suite waited for it), a client that sent nothing at all is not an ACP client either (it
+    printed non-JSON, ended, or stayed silent, as cat does: it only ever repeats what it is sent)."""
     for f in frames:
         if f.direction == RECEIVED and isinstance(f.msg, dict) and f.msg.get("method") == "initialize":
             params = f.msg.get("params")
@@ -208,4 +210,18 @@ def judge_client(frames: list[Frame]) -> FirstContact | None:
                 return FirstContact(NOT_V2, f"the client speaks ACP protocol version {v}; this suite judges version 2",
                                     f, v)
             return None
-    return None
+    if waited is None or any(f.direction == RECEIVED and f.problem is None for f in frames):
+        return None  # it sent JSON (something else first): the rules judge it
+    non_json = next((f for f in frames if f.direction == RECEIVED), None)
+    if non_json is not None:
+        return FirstContact(NOT_ACP, f"not an ACP client: it printed non-JSON on stdout before any request: "
+                                     f"{_short(non_json.raw)!r}", non_json)
+    closed = False
+    for f in frames:
+        if f.direction == EVENT:
+            closed = closed or f.event == EV_STDIN_CLOSED
+            if f.event == EV_EXIT and not closed:
+                status = (f.detail or {}).get("status") or "exited"
+                return FirstContact(NOT_ACP, f"not an ACP client: it ended ({status}) before sending initialize", f)
+    return FirstContact(NOT_ACP, f"not an ACP client: it sent no initialize within {waited:g} s (neither to the "
+                                 "agent it was given as {agent} nor on its own stdout)", None)
