@@ -223,3 +223,48 @@ def test_acp_model_run_points_the_agent_at_the_server_and_logs_beside_the_transc
     entries = [json.loads(line) for line in log.read_text().splitlines()]
     assert entries and all(e["model"] == "probe" for e in entries)
     assert all({k.lower(): v for k, v in e["headers"].items()}["x-api-key"] == "<redacted>" for e in entries)
+
+
+def gemini_request(text: str, *history: dict) -> dict:
+    tools = [{"functionDeclarations": [{"name": n, "parametersJsonSchema": {"type": "object", "properties": {"file_path": {}}}}
+                                       for n in ("read_file", "write_file", "run_shell_command")]}]
+    context = "<session_context>\n- **Workspace Directories:**\n  - /tmp/work-dir\n</session_context>"
+    return {"contents": [{"role": "user", "parts": [{"text": context}]}, {"role": "user", "parts": [{"text": text}]}, *history],
+            "tools": tools, "generationConfig": {"temperature": 1}}
+
+
+def test_gemini_tool_call_then_text_streamed_and_whole(server: ModelServer) -> None:
+    """gemini-cli's calls: the method is in the path (streaming or not); a permission step is a write_file call in
+    the workspace directory, the request carrying its result gets the closing text."""
+    events = sse(post(server, "/v1beta/models/gemini-x:streamGenerateContent?alt=sse", gemini_request(DEFAULT_PROMPTS["permission"]))[2])
+    [(_, chunk)] = events
+    [part] = chunk["candidates"][0]["content"]["parts"]
+    assert part["functionCall"]["name"] == "write_file"
+    assert part["functionCall"]["args"]["file_path"] == f"/tmp/work-dir/{scripts.EDIT_FILE}"
+    history = ({"role": "model", "parts": [part]},
+               {"role": "user", "parts": [{"functionResponse": {"name": "write_file", "response": {"output": "ok"}}}]})
+    status, _, text = post(server, "/v1beta/models/gemini-x:generateContent", gemini_request(DEFAULT_PROMPTS["permission"], *history))
+    reply = json.loads(text)["candidates"][0]
+    assert status == 200 and reply["content"]["parts"] == [{"text": "The edit is done."}] and reply["finishReason"] == "STOP"
+    assert [e["api"] for e in log_entries(server)] == ["gemini", "gemini"]
+
+
+def test_gemini_json_requests_long_replies_and_counts(server: ModelServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The router's JSON request gets JSON of the asked types; a long reply streams LONG_CHUNKS chunks; countTokens
+    is answered."""
+    monkeypatch.setattr(scripts, "STREAM_INTERVAL", 0.001)
+    router = {"contents": [{"role": "user", "parts": [{"text": "hello"}]}],
+              "generationConfig": {"responseMimeType": "application/json", "responseJsonSchema": {
+                  "type": "OBJECT", "properties": {"why": {"type": "STRING"}, "score": {"type": "INTEGER"}}}}}
+    text = json.loads(post(server, "/v1beta/models/g:generateContent", router)[2])["candidates"][0]["content"]["parts"][0]["text"]
+    assert json.loads(text) == {"why": scripts.SIDE_REPLY, "score": 10}
+    events = sse(post(server, "/v1beta/models/g:streamGenerateContent?alt=sse", gemini_request(DEFAULT_PROMPTS["long"]))[2])
+    assert len(events) == scripts.LONG_CHUNKS + 1 and events[-1][1]["candidates"][0]["finishReason"] == "STOP"
+    assert json.loads(post(server, "/v1beta/models/g:countTokens", {})[2]) == {"totalTokens": 10}
+
+
+def test_agent_env_points_gemini_qwen_and_opencode_at_the_server() -> None:
+    env = agent_env("http://127.0.0.1:1234")
+    assert env["GOOGLE_GEMINI_BASE_URL"] == "http://127.0.0.1:1234" and env["GEMINI_API_KEY"] == DUMMY_KEY
+    provider = json.loads(env["OPENCODE_CONFIG_CONTENT"])["provider"]["acpmodel"]
+    assert provider["options"]["baseURL"] == "http://127.0.0.1:1234/v1" and env["OPENAI_MODEL"]

@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Iterator
 
-from . import anthropic, openai
+from . import anthropic, gemini, openai
 
 LOOPBACK = "127.0.0.1"
 DUMMY_KEY = "acp-model-dummy-key"
@@ -114,11 +114,19 @@ class _Handler(BaseHTTPRequestHandler):
         except json.JSONDecodeError:
             body = None
         api = ("anthropic" if path.endswith("/messages") else "openai-responses" if path.endswith("/responses")
-               else "openai-chat" if path.endswith("/chat/completions") else None)
+               else "openai-chat" if path.endswith("/chat/completions")
+               else "gemini" if path.endswith((":generateContent", ":streamGenerateContent")) else None)
+        if path.endswith(":countTokens"):  # gemini-cli counts before it sends
+            self.model.log(self._entry(status=200))
+            self._send(200, {"totalTokens": 10})
+            return
         if api is None or not isinstance(body, dict):
             self.model.log(self._entry(status=404 if api is None else 400))
             self._send(404 if api is None else 400, {"error": {"type": "invalid_request_error",
                                                                "message": f"cannot serve POST {path}"}})
+            return
+        if api == "gemini":
+            self._gemini(path, body, raw)
             return
         if api == "anthropic":
             script, step, blocks = anthropic.plan(body, raw)
@@ -140,6 +148,22 @@ class _Handler(BaseHTTPRequestHandler):
         events = anthropic.stream(body, step, blocks) if api == "anthropic" else openai.stream(body, step, blocks, chat=api == "openai-chat")
         ended = self._stream(events)
         self.model.log({**entry, "status": 200, "ended": ended})
+
+    def _gemini(self, path: str, body: dict, raw: str) -> None:
+        """The Gemini API: streaming is chosen by the method in the path, not by the body."""
+        script, step, parts = gemini.plan(body, raw)
+        streaming = path.endswith(":streamGenerateContent")
+        entry = self._entry(api="gemini", model=gemini.model_of(path), stream=streaming, prompt=gemini.turn(body)[0][:200],
+                            script=script, step=step.kind, tool=step.tool or None)
+        if step.kind == "error":
+            self.model.log({**entry, "status": step.status})
+            self._send(step.status, gemini.error_body(step))
+        elif not streaming:
+            self.model.log({**entry, "status": 200, "ended": "complete"})
+            self._send(200, gemini.whole(gemini.model_of(path), parts))
+        else:
+            ended = self._stream(gemini.stream(gemini.model_of(path), step, parts))
+            self.model.log({**entry, "status": 200, "ended": ended})
 
     def _stream(self, events: Iterator[bytes]) -> str:
         """Write the SSE events; 'client-gone' when the client closed the connection first (a cancelled turn)."""
@@ -181,6 +205,15 @@ def agent_env(url: str, key: str = DUMMY_KEY, claude_config_dir: Path | None = N
         # codex-acp's default mode ("agent", auto review) has the model review an escalation instead of asking the
         # user (the client): no permission request would reach the suite. "workspace-write" asks the user.
         "INITIAL_AGENT_MODE": "workspace-write",
+        # qwen-code (with --auth-type=openai) names the model it asks for; opencode takes a provider of its own
+        "OPENAI_MODEL": "acp-model-scripted",
+        "OPENCODE_CONFIG_CONTENT": json.dumps(
+            {"model": "acpmodel/scripted", "autoupdate": False, "share": "disabled",
+             "provider": {"acpmodel": {"npm": "@ai-sdk/openai-compatible", "name": "acp model",
+                                       "options": {"baseURL": f"{url}/v1", "apiKey": key},
+                                       "models": {"scripted": {"name": "scripted"}}}}}),
+        # gemini-cli (the Gemini API; a key chosen by GEMINI_API_KEY, without it the agent asks for a login)
+        "GOOGLE_GEMINI_BASE_URL": url, "GEMINI_API_KEY": key, "GOOGLE_API_KEY": "", "GOOGLE_GENAI_USE_VERTEXAI": "false",
         # nothing else may leave the machine
         "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost",
     }
