@@ -85,9 +85,34 @@ class Config005(ReferenceAgent):
         return opts + [dict(opts[1])]
 
 
+class Config002RefusedButChanged(ReferenceAgent):
+    """An unknown configId is refused with -32602, but the refusal changes the configuration anyway: the option
+    named by ``CHANGES`` takes another value (a refused request must leave the configuration unchanged)."""
+
+    CHANGES = "mode"
+
+    def handle_set_config_option(self, ctx, params):
+        if isinstance(params.get("configId"), str) and params["configId"] not in ("mode", "verbose"):
+            session = self.live_session(self.require_str(params, "sessionId"))
+            config = dict(session.record.get("config") or self.default_config())
+            config[self.CHANGES] = ("code" if config.get("mode") == "ask" else "ask") if self.CHANGES == "mode" \
+                else not config.get("verbose", False)
+            session.record["config"] = config
+            self.save(session)
+        super().handle_set_config_option(ctx, params)
+
+
+class Config002RefusedButChangedVerbose(Config002RefusedButChanged):
+    """As Config002RefusedButChanged, for the boolean option."""
+
+    CHANGES = "verbose"
+
+
 MUTANTS: dict[str, tuple[tuple[str, ...], type]] = {
     "config-001": (("CONFIG-001",), Config001),
     "config-002": (("CONFIG-002",), Config002),
+    "config-002-refused-changes-select": (("CONFIG-002",), Config002RefusedButChanged),
+    "config-002-refused-changes-boolean": (("CONFIG-002",), Config002RefusedButChangedVerbose),
     "config-003": (("CONFIG-003",), Config003),
     "config-004": (("CONFIG-004",), Config004),
     "config-005": (("CONFIG-005",), Config005),
