@@ -38,7 +38,7 @@ def build_json_report(verdict, state) -> dict[str, Any]:
     rules = []
     for rv in verdict.rules:
         entry = rv.to_json()
-        entry["revisions"] = revisions.rule_revisions(rv.rule.id)
+        entry["revisions"] = list(rv.rule.revisions)
         entry["transcripts"] = sorted({state.transcripts[t] for t in rv.tests if state.transcripts.get(t)})
         rules.append(entry)
     return {

@@ -156,9 +156,9 @@ def _situation(rule: Rule) -> str:
 
 
 def _revisions(rule_id: str) -> str:
-    """The ACP revisions the rule belongs to (protocol/revisions.json), and why where not every one."""
+    """The ACP revisions the rule belongs to (its catalog row), and why where not every one (protocol/revisions.json)."""
     from ..protocol import revisions
-    mine = revisions.rule_revisions(rule_id)
+    mine = load_catalog()[rule_id].revisions
     text = ", ".join(f"{r} ({revisions.title(r)})" for r in mine)
     return text + (f"; only these: {revisions.change(rule_id)}" if revisions.change(rule_id) else " (every revision)")
 
