@@ -39,7 +39,7 @@ acp-conformance client [PYTEST-OPTIONS] [-- CMD ARGS...]
 
 acp-conformance rules [--coverage] [--side agent|client] [--explain RULE-ID]
   List the rule catalog (with --coverage: which rules the suite checks, and how; with --explain: one
-  rule's sentence, source, monitor file:line, scenarios and mutants).
+  rule's sentence, source, monitor file:line, scenarios, mutants and every file that names it).
 
 acp-conformance compare REPORT.json... -o matrix.html
   One page with the implementations as columns and the rules as rows, each cell linking to its evidence.
@@ -154,7 +154,8 @@ def run_rules(argv: list[str]) -> int:
     p.add_argument("--retry-classes", action="store_true",
                    help="show each request method's retry class (as is / with a key / never)")
     p.add_argument("--explain", metavar="RULE-ID",
-                   help="everything about one rule: its sentence, source, monitor (file:line), scenarios, mutants")
+                   help="everything about one rule: its sentence, source, monitor (file:line), scenarios, mutants, "
+                        "and every file that names it")
     a = p.parse_args(argv)
     if a.explain is not None:
         return _explain_rule(a.explain)
