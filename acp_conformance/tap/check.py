@@ -208,6 +208,7 @@ def run_check(argv: list[str]) -> int:
         return 2
     from ..protocol.schema import SchemaError, cached_schema
     from ..protocol.validate import Validator
+    from ..run_record import CHECK
     from .report import SessionRecord, not_judged_reason, verdict_line, write_observed_reports
     try:
         schema = cached_schema(str(Path(a.acp_schema).resolve()) if a.acp_schema
@@ -228,7 +229,8 @@ def run_check(argv: list[str]) -> int:
         if s.not_judged and len(recorded) > 1:
             print(f"acp-conformance check: {rec.source} ({rec.name}): not judged: {s.not_judged}", file=sys.stderr)
     verdict, _ = write_observed_reports(report_dir, sessions, schema, strict=a.strict, redact=not a.no_redact,
-                                        junitxml=Path(a.junitxml) if a.junitxml else None, revision=a.acp_revision)
+                                        junitxml=Path(a.junitxml) if a.junitxml else None, revision=a.acp_revision,
+                                        driver=CHECK)
     for rv in verdict.rules:
         if rv.checked and rv.status in ("fail", "warn", "flaky"):
             who = sorted({f.test.rsplit(" ", 1)[-1] for f in rv.findings if f.status in ("fail", "warn", "flaky")})
