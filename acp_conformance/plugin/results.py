@@ -4,10 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..run_record import TestRecord, judge
+from ..run_record import SUITE, RunRecord, TestRecord, judge
 from .contact import stop_reason
+from .judging import LONGER_WAIT
+from .options import RunConfig
 from .outcome import TestOutcome
 from .state import SuiteState
+
+
+def new_record(run: RunConfig) -> RunRecord:
+    """The run's record, empty: each test's outcome is added on the controller (``record``)."""
+    return RunRecord(SUITE, run.side, list(run.argv), run.schema, run.thresholds, redact=not run.no_redact,
+                     waivers=run.waivers, waivers_file=run.waivers_file,
+                     incomplete_hint=f"{LONGER_WAIT}, --acp-timeout")
 
 
 def record(state: SuiteState, test: str, outcome: TestOutcome) -> None:

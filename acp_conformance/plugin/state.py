@@ -13,16 +13,8 @@ from typing import Any
 import pytest
 
 from ..rules.catalog import Rule, load_catalog
-from ..run_record import SUITE, RunRecord
+from ..run_record import RunRecord
 from .options import RunConfig
-
-
-def _record(run: RunConfig) -> RunRecord:
-    """The run's record, empty: each test's outcome is added on the controller (results.record)."""
-    from .judging import LONGER_WAIT
-    return RunRecord(SUITE, run.side, list(run.argv), run.schema, run.thresholds, redact=not run.no_redact,
-                     waivers=run.waivers, waivers_file=run.waivers_file,
-                     incomplete_hint=f"{LONGER_WAIT}, --acp-timeout")
 
 
 @dataclass
@@ -30,10 +22,10 @@ class SuiteState:
     run: RunConfig
     suite_dir: Path  # the bundled scenarios of the target's side
     scenario_roots: list[Path]  # what the run collects (scenario_paths.py)
-    catalog: dict[str, Rule] = field(default_factory=load_catalog)
     # collected on the controller (also under xdist): one test record per test (run_record.py), which the
-    # verdict and the reports read
-    record: RunRecord = None  # type: ignore[assignment]  # (built from ``run`` at once)
+    # verdict and the reports read (results.new_record)
+    record: RunRecord
+    catalog: dict[str, Rule] = field(default_factory=load_catalog)
     negotiated_version: int | None = None  # 1 when the agent answered a v2 initialize with 1
     first_contact: dict[str, Any] | None = None  # {"kind", "sentence"}: why the target was not judged
     auth_blocked: list[str] = field(default_factory=list)  # the tests stopped at authentication, in the runner's words
@@ -46,10 +38,6 @@ class SuiteState:
     test_loop: Any = None  # runs the agent tests, with the next test's process started ahead (prestart.py)
     run_ahead: Any = None  # the next tests' drives beside the current one (run_ahead.py)
     verdict: Any = None  # the run's Verdict, once judged (controller)
-
-    def __post_init__(self) -> None:
-        if self.record is None:
-            self.record = _record(self.run)
 
     @property
     def side(self) -> str:
