@@ -244,6 +244,7 @@ def _revision_kw(a: argparse.Namespace) -> dict:
 
 def _fuzz_parser(prog: str, replay: bool) -> argparse.ArgumentParser:
     from .protocol.revisions import names as revision_names
+    from .thresholds import FUZZ
     p = argparse.ArgumentParser(prog=prog)
     if replay:
         p.add_argument("file", metavar="FILE", help="the scenario file to rerun (a fuzz counterexample)")
@@ -275,8 +276,8 @@ def _fuzz_parser(prog: str, replay: bool) -> argparse.ArgumentParser:
     p.add_argument("--acp-revision", choices=revision_names(), default=None,
                    help="the ACP v2 revision judged: base (v2 as released: no idempotencyKey sent, batches never "
                         "failed) or preview (the default)")
-    p.add_argument("--timeout", type=float, default=5.0, metavar="S",
-                   help="seconds to wait for each answer of the target (default 5)")
+    p.add_argument("--timeout", type=float, default=FUZZ.timeout, metavar="S",
+                   help=f"seconds to wait for each answer of the target (default {FUZZ.timeout:g})")
     return p
 
 

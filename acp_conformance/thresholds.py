@@ -20,6 +20,7 @@ class Thresholds:
     timeout: float = 10.0  # seconds for each awaited answer or update (--acp-timeout)
     startup_timeout: float = 15.0  # seconds for the first answer of a new process (--acp-startup-timeout)
     test_timeout: float = 60.0  # seconds one test (one scenario) may take in all (--acp-test-timeout)
+    budget: float | None = None  # seconds for the whole run (--acp-budget), or None
     work_threshold: float = 5.0  # PROMPT-005: work this long answered only after idle fails (--acp-work-threshold)
     cancel_warn_after: float = 10.0  # CANCEL-006: a cancelled idle later than this warns (--acp-cancel-warn-after)
     stop_reason_required: bool = True  # PROMPT-013: a missing stopReason fails (--acp-stop-reason-should: warns)

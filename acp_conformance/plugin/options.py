@@ -139,7 +139,6 @@ class RunConfig:
     auth_method: str | None
     thresholds: Thresholds
     timeout_multiplier: float
-    budget: float | None  # --acp-budget: seconds for the whole run, or None
     prompts: Mapping[str, str]
     report_dir: Path
     waivers: Mapping[str, Any]  # rule id -> Waiver (--acp-expected-failures)
@@ -151,6 +150,7 @@ class RunConfig:
 
     # the thresholds by name, as the rest of the plugin reads them
     timeout = property(lambda self: self.thresholds.timeout)
+    budget = property(lambda self: self.thresholds.budget)  # --acp-budget: seconds for the whole run, or None
     startup_timeout = property(lambda self: self.thresholds.startup_timeout)
     test_timeout = property(lambda self: self.thresholds.test_timeout)
     strict = property(lambda self: self.thresholds.strict)
@@ -327,14 +327,13 @@ def build_run_config(config: pytest.Config) -> RunConfig | None:
     if ahead is not None and ahead < 0:
         raise UsageError(f"--acp-run-ahead takes a number of tests, 0 or more (got {ahead})")
     model_url = _model(config, side, checked["report_dir"], target["env"])
-    thresholds = Thresholds(**{name: t * multiplier for name, t in timeouts.items()}, **judging,
+    thresholds = Thresholds(**{name: t * multiplier for name, t in timeouts.items()}, **judging, budget=_budget(config),
                             strict=bool(config.getoption("acp_strict")),
                             require_coverage=bool(config.getoption("acp_require_coverage")), revision=revision)
     return RunConfig(
         side=side, **target, **checked,
         schema_path=_schema_path(config),
         auth_method=config.getoption("acp_auth_method"),
-        thresholds=thresholds, timeout_multiplier=multiplier,
-        budget=_budget(config), prompts=_prompts(config),
+        thresholds=thresholds, timeout_multiplier=multiplier, prompts=_prompts(config),
         waivers_file=config.getoption("acp_expected_failures", default=None),
         no_redact=bool(config.getoption("acp_no_redact", default=False)), fuzz=_fuzz(config), model_url=model_url)
