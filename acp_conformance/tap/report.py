@@ -24,16 +24,16 @@ def compute_observed(findings: list[Finding], strict: bool = False, revision: st
     return judge(record)
 
 
-def write_observed_reports(report_dir: Path, sessions: list[SessionRecord], schema, strict: bool = False,
-                           redact: bool = True, junitxml: Path | None = None,
-                           extra: dict[str, Any] | None = None, revision: str | None = None,
-                           driver: str = TAP) -> tuple[Verdict, dict[str, Any]]:
-    """``extra``: facts beside the verdict in report.json (tap's own)."""
+def write_observed_reports(report_dir: Path, sessions: list[SessionRecord], schema,
+                           thresholds: Thresholds = Thresholds(), redact: bool = True, junitxml: Path | None = None,
+                           extra: dict[str, Any] | None = None, driver: str = TAP) -> tuple[Verdict, dict[str, Any]]:
+    """``thresholds``: the run's, as its sessions were judged with; ``extra``: facts beside the verdict in
+    report.json (tap's own)."""
     from ..report.redact import _mask_fields, redact_data, redact_outcome, redact_sentence
     from ..report.transcripts import write_transcript
     from ..report.write import write_reports
-    record = RunRecord(driver, "tap", sessions[0].command if sessions else [], schema,
-                       Thresholds(strict=strict, revision=revision), redact=redact, sessions=sessions)
+    record = RunRecord(driver, "tap", sessions[0].command if sessions else [], schema, thresholds, redact=redact,
+                       sessions=sessions)
     for s in sessions:
         if redact:  # the findings' sentences and the two programs' initialize facts, masked like the frames
             secrets = redact_outcome(s.findings, None, s.frames)
