@@ -185,3 +185,19 @@ def test_observed_traffic_is_judged_with_the_thresholds_given():
 
 def test_the_replay_driver_is_recorded_as_such():
     assert REPLAY == "replay" and not _record(REPLAY).observed
+
+
+def test_the_one_transcript_writer_keeps_each_drivers_format(tmp_path):
+    """Secrets masked for the reports' transcripts; the fuzzer's counterexample kept as the frames were (what it
+    wrote before: Frame.to_json per line); the target's stderr beside it."""
+    from acp_conformance.report.transcripts import write_transcript
+    from acp_conformance.wire.transcript import EVENT, SENT, Frame, parse_line
+    raw = b'{"jsonrpc":"2.0","id":1,"method":"authenticate","params":{"methodId":"x","apiKey":"sk-secret-1234"}}'
+    frames = [Frame(0, 0, EVENT, 0.0, event="start", detail={"argv": ["agent"]}),
+              Frame(1, 0, SENT, 0.5, raw, *parse_line(raw))]
+    kept = write_transcript(tmp_path, "fuzz-counterexample", frames, redact=False)
+    assert kept.read_text(encoding="utf-8") == "".join(json.dumps(f.to_json(), ensure_ascii=False) + "\n"
+                                                       for f in frames)
+    masked = write_transcript(tmp_path / "t", "errors.yaml::a b", frames, stderr="boom")
+    assert masked.name == "errors.yaml_a_b.jsonl" and "sk-secret-1234" not in masked.read_text(encoding="utf-8")
+    assert (tmp_path / "t" / "errors.yaml_a_b.stderr.txt").read_text(encoding="utf-8") == "boom"
