@@ -39,7 +39,7 @@ acp-conformance client [PYTEST-OPTIONS] [-- CMD ARGS...]
 
 acp-conformance rules [--coverage] [--side agent|client] [--explain RULE-ID]
   List the rule catalog (with --coverage: which rules the suite checks, and how; with --explain: one
-  rule's sentence, source, monitor file:line, scenarios and mutants).
+  rule's sentence, source, monitor file:line, scenarios, mutants and every file that names it).
 
 acp-conformance compare REPORT.json... -o matrix.html
   One page with the implementations as columns and the rules as rows, each cell linking to its evidence.
@@ -154,7 +154,8 @@ def run_rules(argv: list[str]) -> int:
     p.add_argument("--retry-classes", action="store_true",
                    help="show each request method's retry class (as is / with a key / never)")
     p.add_argument("--explain", metavar="RULE-ID",
-                   help="everything about one rule: its sentence, source, monitor (file:line), scenarios, mutants")
+                   help="everything about one rule: its sentence, source, monitor (file:line), scenarios, mutants, "
+                        "and every file that names it")
     a = p.parse_args(argv)
     if a.explain is not None:
         return _explain_rule(a.explain)
@@ -243,6 +244,7 @@ def _revision_kw(a: argparse.Namespace) -> dict:
 
 def _fuzz_parser(prog: str, replay: bool) -> argparse.ArgumentParser:
     from .protocol.revisions import names as revision_names
+    from .thresholds import FUZZ
     p = argparse.ArgumentParser(prog=prog)
     if replay:
         p.add_argument("file", metavar="FILE", help="the scenario file to rerun (a fuzz counterexample)")
@@ -274,8 +276,8 @@ def _fuzz_parser(prog: str, replay: bool) -> argparse.ArgumentParser:
     p.add_argument("--acp-revision", choices=revision_names(), default=None,
                    help="the ACP v2 revision judged: base (v2 as released: no idempotencyKey sent, batches never "
                         "failed) or preview (the default)")
-    p.add_argument("--timeout", type=float, default=5.0, metavar="S",
-                   help="seconds to wait for each answer of the target (default 5)")
+    p.add_argument("--timeout", type=float, default=FUZZ.timeout, metavar="S",
+                   help=f"seconds to wait for each answer of the target (default {FUZZ.timeout:g})")
     return p
 
 

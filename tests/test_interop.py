@@ -247,13 +247,12 @@ def revision_verdicts(target: str) -> dict:
     """What the rows of ``target`` say of its verdict under each ACP revision: ``{base, preview}`` (CONFORMANT or
     not: no blocking rule of the revision whose every recorded status blocks), ``readiness`` (the Preview rules
     that may block under preview and not under base) and ``maybe`` (per revision, the rules that may block)."""
-    from acp_conformance.protocol import revisions
     from acp_conformance.rules.catalog import load_catalog
     catalog = load_catalog()
     out, maybe = {}, {}
     for rev in ("base", "preview"):
         rules = {rule: statuses(e) for rule, e in load_expected()[target].items()
-                 if rule in catalog and catalog[rule].blocking and revisions.applies(rule, rev)}
+                 if rule in catalog and catalog[rule].blocking and catalog[rule].in_revision(rev)}
         bad = {rule: [s for s in st if s in ("fail", "flaky", "not-tested")] for rule, st in rules.items()}
         out[rev] = not any(b and len(b) == len(rules[r]) for r, b in bad.items())
         maybe[rev] = [r for r, b in bad.items() if b]

@@ -110,3 +110,44 @@ def test_without_the_tests_folder_the_mutants_are_said_to_be_unknown(tmp_path):
     assert mutant_lines("CLOSE-005", root=tmp_path) is None
     assert any("the tests/ folder" in line and "absent" in line for line in explain("CLOSE-005", root=tmp_path))
     assert mutant_lines("CLOSE-005") == [line for line in mutant_lines("CLOSE-005", root=ROOT)]
+
+
+def test_explain_names_every_file_that_holds_the_rule(capsys):
+    """From a rule ID to every file that holds it: its catalog row, the data beside it, the monitor, the
+    scenarios, the mutants, the tests and the docs that name it (issue 26: it named 3 of 14 for RESUME-003)."""
+    code, out, _ = _run(capsys, "--explain", "RESUME-003")
+    assert code == 0
+    files = out.split("files:", 1)[1]
+    for kind, path in (("catalog", "acp_conformance/rules/catalog.json"),
+                       ("data", "acp_conformance/protocol/revisions.json"),
+                       ("data", "acp_conformance/rules/situations.json"),
+                       ("monitors", "acp_conformance/rules/monitors/resume.py"),
+                       ("scenarios", "scenarios/agent/resume.yaml"), ("mutants", "tests/mutants/resume.py"),
+                       ("tests", "tests/test_monitors_resume.py")):
+        assert re.search(rf"^  {kind} +{re.escape(path)}$", files, re.M), (kind, path, files)
+
+
+def test_the_files_are_every_file_of_the_checkout_that_names_the_rule_and_only_those():
+    import subprocess
+
+    from acp_conformance.rules.explain import holding_files
+    listed = {p for paths in holding_files("CLOSE-005").values() for p in paths}
+    tracked = subprocess.run(["git", "grep", "-l", "-P", r"(?<![A-Za-z0-9_-])CLOSE-005(?![0-9])", "--",
+                              "acp_conformance", "scenarios", "tests", "docs"],
+                             cwd=ROOT, capture_output=True, text=True)
+    if tracked.returncode not in (0, 1):
+        pytest.skip("not a git checkout")
+    assert listed == set(tracked.stdout.split()), listed ^ set(tracked.stdout.split())
+
+
+def test_the_files_hold_the_monitors_scenarios_and_mutants_explain_names_for_every_checked_rule():
+    from acp_conformance.rules.explain import holding_files, scenario_lines
+    for rule in sorted(monitors.RULES_CHECKED)[::7]:  # a sample across the areas (each rule costs a search)
+        listed = {p for paths in holding_files(rule).values() for p in paths}
+        for place in monitor_lines(rule):
+            if not place.startswith(" "):
+                assert place.rsplit(" at ", 1)[1].rsplit(":", 1)[0] in listed, (rule, place)
+        for line in scenario_lines(rule):
+            assert line.split()[1].rstrip(":") in listed, (rule, line)
+        for line in mutant_lines(rule) or []:
+            assert line.rsplit(" at ", 1)[1].rsplit(":", 1)[0] in listed, (rule, line)

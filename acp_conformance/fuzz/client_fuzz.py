@@ -26,7 +26,7 @@ import shutil
 import sys
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,7 @@ from ..rules.monitors._client import UPDATE_KINDS
 from ..scenarios.client_model import load_client_file
 from ..scenarios.model import Scenario
 from ..scenarios.runner import RunResult
+from ..thresholds import FUZZ, Thresholds
 from ..wire.socket_transport import uses_placeholder
 from ..wire.transcript import RECEIVED, SENT
 from .client_run import ClientJudge, harness_error, run_client_scenario, run_failures
@@ -79,6 +80,12 @@ class ClientFuzzConfig:
     @property
     def via_relay(self) -> bool:
         return uses_placeholder(self.argv)
+
+    @property
+    def thresholds(self) -> Thresholds:
+        """The run's thresholds as the judge reads them (the fuzzer's defaults, this config's values in place)."""
+        return replace(FUZZ, timeout=self.timeout, startup_timeout=self.startup_timeout, test_timeout=self.test_timeout,
+                       strict=self.strict, revision=self.revision)
 
 
 def client_config(argv: list[str] | str | None = None, *, env: dict[str, str] | None = None,
@@ -219,7 +226,7 @@ class ClientFuzzSession:
 
     def _run(self, doc: dict[str, Any], scn: Scenario) -> ClientRecord | None:
         """Run one script against a fresh client; its failure, or None."""
-        judge = ClientJudge(self.validator, dict(scn.options), self.stats, self.config.strict, self.config.revision)
+        judge = ClientJudge(self.validator, dict(scn.options), self.stats, self.config.thresholds)
         t = time.perf_counter()
         result = run_client_scenario(scn, self.config, judge)
         self._account(judge, result, time.perf_counter() - t)
@@ -391,7 +398,7 @@ def replay_client(path: Path | str, config: ClientFuzzConfig) -> ReplayResult:
     error = None
     frames = 0
     for scn in scenarios:
-        judge = ClientJudge(validator, dict(scn.options), StepStats(), config.strict, config.revision)
+        judge = ClientJudge(validator, dict(scn.options), StepStats(), config.thresholds)
         result = run_client_scenario(scn, config, judge)
         frames += len(judge.ctx.frames)
         found, _ = run_failures(judge, result)

@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 from ..protocol.validate import Validator
 from ..rules.findings import Finding
-from ..rules.verdicts import BlockingPolicy
 from ..rules.monitor import MonitorContext
 from ..rules.monitors import CLIENT_MONITORS
 from ..scenarios.model import Scenario
 from ..scenarios.runner import RunResult, RunSettings, TargetSpec
 from ..wire.transcript import EV_EOF, EV_EXIT, EV_STDIN_CLOSED, RECEIVED, SENT
+from ..thresholds import FUZZ, Thresholds
 from .config import StepStats
 from .judge import Judge
 
@@ -33,16 +33,17 @@ if TYPE_CHECKING:
 class ClientJudge(Judge):
     """The fuzzer's ``Judge`` (frames in, timed; blocking failures out) over the client monitors."""
 
-    def __init__(self, validator: Validator, options: dict[str, Any], stats: StepStats, strict: bool = False,
-                 revision: str | None = None):
-        super().__init__(validator, options, stats, strict, revision)
-        self.ctx = MonitorContext(target_side="client", options={"validator": validator, **options})
+    def __init__(self, validator: Validator, options: dict[str, Any], stats: StepStats,
+                 thresholds: Thresholds = FUZZ):
+        super().__init__(validator, options, stats, thresholds)
+        self.ctx = MonitorContext(target_side="client", options={"validator": validator,
+                                                                 **thresholds.monitor_options(), **options})
         self.ctx.add_monitors(CLIENT_MONITORS)
 
     def blocking(self, findings: list[Finding]) -> list[Finding]:
         # A both-side monitor also speaks of agent-only rules; only the client's count (as in the plugin).
         mine = [f for f in findings if f.rule in self.catalog and self.catalog[f.rule].side in ("client", "both")]
-        return BlockingPolicy(self.strict, revision=self.revision).blocking_findings(self.catalog, mine)
+        return self.policy.blocking_findings(self.catalog, mine)
 
 
 def _status(frame) -> str:

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
+
+from ..thresholds import FUZZ, Thresholds
 
 DEFAULT_PROMPTS = {"simple": "Say hello", "tool": "Use a tool to read the file notes.txt",
                    "permission": "Delete the build directory; ask my permission first.",
@@ -30,10 +32,14 @@ class BudgetSpent(BaseException):
 
 @dataclass
 class FuzzConfig:
+    """``thresholds``: the run's (``pytest --acp-fuzz`` gives the suite's); without it, the fuzzer's defaults
+    with ``timeout``, ``startup_timeout``, ``strict`` and ``revision`` in place. Either way those four are then
+    the thresholds' own, and every part of the fuzzer reads ``thresholds``."""
+
     argv: list[str]
     env: dict[str, str] = field(default_factory=dict)
-    timeout: float = 5.0  # per awaited response or update
-    startup_timeout: float = 10.0
+    timeout: float = FUZZ.timeout  # per awaited response or update
+    startup_timeout: float = FUZZ.startup_timeout
     prompts: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_PROMPTS))
     schema_path: str | None = None
     strict: bool = False
@@ -44,6 +50,15 @@ class FuzzConfig:
     # a target that reads what it stored only at start-up would see the state of that moment, not of the
     # restart, and could be failed for it, DELETE-001 and DELETE-004 among the rules)
     prestart_restarts: bool = False
+    thresholds: Thresholds | None = None
+
+    def __post_init__(self) -> None:
+        if self.thresholds is None:
+            self.thresholds = replace(FUZZ, timeout=self.timeout, startup_timeout=self.startup_timeout,
+                                      strict=self.strict, revision=self.revision)
+        t = self.thresholds
+        self.timeout, self.startup_timeout, self.strict, self.revision = (t.timeout, t.startup_timeout, t.strict,
+                                                                          t.revision)
 
 
 @dataclass

@@ -54,7 +54,7 @@ class ExampleSteps(RuleBasedStateMachine):
         self.options: dict[str, Any] = {"permission_answers": []}
         self.answer_steps: list[int] = []  # for each permission answer, the step of the prompt it is for
         self.scenario = Scenario("fuzz", Path("fuzz.yaml"), [], [], options=self.options)
-        self.judge = Judge(self.fs.validator, self.options, self.fs.stats, self.fs.config.strict, self.fs.config.revision)
+        self.judge = Judge(self.fs.validator, self.options, self.fs.stats, self.fs.config.thresholds)
         self.steps: list[dict[str, Any]] = []
         if self.fs.over_budget():  # ends the run (not this example: see BudgetSpent)
             self.fs.budget_stopped = True
@@ -93,7 +93,7 @@ class ExampleSteps(RuleBasedStateMachine):
         start no more spares in this run."""
         self.target.close()
         self.fs.stop_prestarting()
-        self.judge = Judge(self.fs.validator, self.options, self.fs.stats, self.fs.config.strict, self.fs.config.revision)
+        self.judge = Judge(self.fs.validator, self.options, self.fs.stats, self.fs.config.thresholds)
         self.steps.clear()
         self.step_frames.clear()
         self.open_target()

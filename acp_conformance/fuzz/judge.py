@@ -1,7 +1,7 @@
 """Judging one fuzz example: every agent monitor over its frames, the blocking failures it found, and
 the responses that answer nothing the suite sent (the awaited answer will not come).
 
-``Judge(validator, options, stats, strict)`` is fed every frame (``feed``), asked for the blocking
+``Judge(validator, options, stats, thresholds)`` is fed every frame (``feed``), asked for the blocking
 failures found since it was last asked (``new_failures``), and told when the example ends (``finish``).
 ``judge_example`` does all three for the frames of a whole example.
 """
@@ -16,11 +16,11 @@ from typing import Any, Iterable
 from ..protocol.validate import Validator
 from ..rules.catalog import load_catalog
 from ..rules.findings import Finding
-from ..rules.verdicts import BlockingPolicy
 from ..rules.monitor import MonitorContext
 from ..rules.monitors import AGENT_MONITORS
 from ..rules.monitors._common import raw_carries_id
 from ..rules.reading import id_key
+from ..thresholds import FUZZ, Thresholds
 from .config import StepStats
 from .envelope import INFORMATIONAL_NOTE, line_digest, note_digests
 
@@ -28,16 +28,15 @@ from .envelope import INFORMATIONAL_NOTE, line_digest, note_digests
 class Judge:
     """All agent monitors over one example's frames; blocking failures are the fuzzer's findings."""
 
-    def __init__(self, validator: Validator, options: dict[str, Any], stats: StepStats, strict: bool = False,
-                 revision: str | None = None):
+    def __init__(self, validator: Validator, options: dict[str, Any], stats: StepStats,
+                 thresholds: Thresholds = FUZZ):
         self.catalog = load_catalog()
-        self.revision = revision  # --acp-revision: a rule of another revision never fails an example
+        # the run's policy (--acp-strict, --acp-revision: a rule of another revision never fails an example)
+        self.policy = thresholds.policy
         self.ctx = MonitorContext(target_side="agent", options={"validator": validator,
-                                                                "insertion_work_threshold": 5.0,
-                                                                "stop_reason_required": True, **options})
+                                                                **thresholds.monitor_options(), **options})
         self.ctx.add_monitors(AGENT_MONITORS)
         self.stats = stats
-        self.strict = strict
         self.seen = 0
         self.informational: list[Finding] = []  # provoked by spec-silent envelope cases (recorded only)
         self.informational_seqs: set[int] = set()
@@ -148,7 +147,7 @@ class Judge:
         """The findings that fail the example: what the run's policy blocks (as for a scenario), except those
         provoked by an envelope case the spec leaves open (recorded as informational)."""
         out = []
-        for f in BlockingPolicy(self.strict, revision=self.revision).blocking_findings(self.catalog, findings):
+        for f in self.policy.blocking_findings(self.catalog, findings):
             if self._provoked_by_informational(f):
                 self.informational.append(f)
                 continue
@@ -174,10 +173,10 @@ def failure_message(problem: str | None, stray: bool, bad: list[Finding]) -> str
 
 
 def judge_example(frames: Iterable[Any], validator: Validator, options: dict[str, Any] | None = None,
-                  strict: bool = False) -> tuple[list[Finding], list[Finding]]:
+                  thresholds: Thresholds = FUZZ) -> tuple[list[Finding], list[Finding]]:
     """The frames of one whole example (wire.transcript.Frame, in order) judged by every agent monitor:
     (the blocking failures, the failures provoked by spec-silent envelope cases, recorded only)."""
-    judge = Judge(validator, dict(options or {}), StepStats(), strict)
+    judge = Judge(validator, dict(options or {}), StepStats(), thresholds)
     for frame in frames:
         judge.feed(frame)
     judge.finish()

@@ -47,7 +47,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:
     state = suite_state(config)
-    lines = state.summaries.get(FUZZ_ITEM) if state is not None else None
+    lines = state.record.summaries.get(FUZZ_ITEM) if state is not None else None
     if lines:
         terminalreporter.section("ACP fuzz")
         for line in lines:
@@ -109,14 +109,10 @@ class FuzzItem(JudgedItem):
         from .config import FuzzConfig
         r = state.run
         prompts = {k: v for k, v in r.prompts.items() if isinstance(v, str)}
-        return FuzzConfig(list(r.argv), env=dict(r.env), timeout=r.timeout,
-                          startup_timeout=r.startup_timeout, prompts={**FuzzConfig([]).prompts, **prompts},
-                          schema_path=r.schema_path, strict=r.strict, revision=r.revision)
+        return FuzzConfig(list(r.argv), env=dict(r.env), prompts={**FuzzConfig([]).prompts, **prompts},
+                          schema_path=r.schema_path, thresholds=r.thresholds)
 
     def _write_transcript(self, state, result) -> str:
-        from ..report.redact import transcript_jsonl  # secrets masked in the file, as for the scenarios
-        d = state.run.report_dir / "transcripts"
-        d.mkdir(parents=True, exist_ok=True)
-        path = d / f"{FUZZ_ITEM}.jsonl"
-        path.write_text(transcript_jsonl(result.transcript, redact=not state.run.no_redact), encoding="utf-8")
-        return str(path)
+        from ..report.transcripts import write_transcript  # secrets masked in the file, as for the scenarios
+        return str(write_transcript(state.run.report_dir / "transcripts", FUZZ_ITEM, result.transcript,
+                                    redact=not state.run.no_redact))

@@ -63,7 +63,7 @@ class CandidateRuns:
         if answers:
             options["permission_answers"] = [a for _, a in answers]
         scenario = Scenario("fuzz-reduce", Path("fuzz-reduce.yaml"), [], [], options=options)
-        judge = Judge(fs.validator, options, fs.stats, fs.config.strict, fs.config.revision)
+        judge = Judge(fs.validator, options, fs.stats, fs.config.thresholds)
         t0 = time.perf_counter()
         target = fs.new_target(scenario, judge, deadline=self.deadline)
         judge.on_stray = target.interrupt

@@ -20,7 +20,11 @@ import yaml
 
 from ..rules.catalog import load_catalog
 from ..rules.findings import Finding
+from ..protocol.schema import cached_schema
+from ..report.transcripts import write_transcript
 from ..rules.first_contact import FirstContact, judge_agent
+from ..run_record import REPLAY, RunRecord, TestRecord, judge as judge_run
+from ..thresholds import REPLAY_TEST_TIMEOUT
 from .reduce import Reducer
 from .config import BudgetSpent, FuzzConfig, StepStats
 from .judge import Judge
@@ -127,9 +131,8 @@ def fuzz(config: FuzzConfig, *, seed: int = 0, max_examples: int = 50, budget: f
         out.mkdir(parents=True, exist_ok=True)
         if rec is not None:
             result.scenario_path = write_scenario(out / "fuzz-counterexample.yaml", rec, config, seed)
-            result.transcript_path = out / "fuzz-counterexample.jsonl"  # the frames of the shrunk run
-            result.transcript_path.write_text("".join(json.dumps(f.to_json(), ensure_ascii=False) + "\n"
-                                                      for f in rec.transcript), encoding="utf-8")
+            # the frames of the shrunk run, as they were (the replayable evidence beside the scenario)
+            result.transcript_path = write_transcript(out, SCENARIO_NAME, rec.transcript, redact=False)
         result.report_path = out / "fuzz-report.json"
         result.report_path.write_text(json.dumps(report_json(result, config), indent=1), encoding="utf-8")
     return result
@@ -237,11 +240,11 @@ def replay(path: Path | str, config: FuzzConfig, report_dir: Path | None = None)
     error = None
     frames = 0
     outcomes: list[tuple[str, str, str]] = []
-    run = _ReplayRun(config, report_dir, Path(path))
+    record = RunRecord(REPLAY, "agent", list(config.argv), cached_schema(config.schema_path), config.thresholds)
     for scn in scenarios:
-        judge = Judge(validator, scn.options, StepStats(), config.strict, config.revision)
-        settings = RunSettings(timeout=config.timeout, startup_timeout=config.startup_timeout, test_timeout=600,
-                               prompts=config.prompts, validate_sent=None)
+        judge = Judge(validator, scn.options, StepStats(), config.thresholds)
+        settings = RunSettings(timeout=config.timeout, startup_timeout=config.startup_timeout,
+                               test_timeout=REPLAY_TEST_TIMEOUT, prompts=config.prompts, validate_sent=None)
         tmp = tempfile.mkdtemp(prefix="acp-replay-")
         try:
             result = anyio.run(Runner(scn, TargetSpec(config.argv, config.env), settings, Path(tmp),
@@ -266,63 +269,25 @@ def replay(path: Path | str, config: FuzzConfig, report_dir: Path | None = None)
             outcomes.append((scn.name, "skipped", result.skipped))
         else:
             outcomes.append((scn.name, "passed", ""))
-        run.add(scn, result, judge.ctx.findings, outcomes[-1])
-    return ReplayResult(failures, error, frames, outcomes, run.write())
+        if report_dir is not None:
+            record.add(_replayed(report_dir, Path(path), scn, result, judge.ctx.findings, outcomes[-1]))
+            record.agent_init = record.agent_init or result.agent_init
+    if report_dir is None:
+        return ReplayResult(failures, error, frames, outcomes)
+    from ..report.write import write_reports
+    write_reports(report_dir, judge_run(record), record)
+    return ReplayResult(failures, error, frames, outcomes, report_dir / "report.json")
 
 
-class _ReplayRun:
-    """What a replay gathers for the reports, shaped as the plugin's run state (report/json_report.py)."""
-
-    def __init__(self, config: FuzzConfig, report_dir: Path | None, path: Path):
-        from ..protocol.schema import cached_schema
-        self.report_dir = report_dir
-        self.side = "agent"
-        from ..report.json_report import ReportedRun
-        self.run = ReportedRun(list(config.argv), cached_schema(config.schema_path))
-        self.strict = config.strict
-        self.revision = config.revision
-        self.file = path
-        self.findings: list[Finding] = []
-        self.bound: dict[str, list[str]] = {}
-        self.skipped: dict[str, str] = {}
-        self.errors: dict[str, str] = {}
-        self.driven_again: dict[str, str] = {}  # (running ahead is the pytest suite's)
-        self.transcripts: dict[str, str] = {}
-        self.agent_init = None
-
-    def add(self, scn, result, findings: list[Finding], outcome: tuple[str, str, str]) -> None:
-        if self.report_dir is None:
-            return
-        import re
-
-        from ..report.redact import redact_outcome, transcript_jsonl
-        test = f"{self.file.name}::{scn.name}"
-        redact_outcome(findings, result, result.transcript.frames)
-        for f in findings:
-            f.test = test
-        self.findings.extend(findings)
-        for r in scn.rules:
-            self.bound.setdefault(r, []).append(test)
-        if outcome[1] == "skipped":
-            self.skipped[test] = outcome[2]
-        if result.error or result.harness_error:
-            self.errors[test] = result.harness_error or result.error
-        self.agent_init = self.agent_init or result.agent_init
-        d = self.report_dir / "transcripts"
-        d.mkdir(parents=True, exist_ok=True)
-        out = d / (re.sub(r"[^A-Za-z0-9_.-]+", "_", test)[:150] + ".jsonl")
-        out.write_text(transcript_jsonl(result.transcript.frames, redact=True), encoding="utf-8")
-        self.transcripts[test] = str(out)
-
-    def write(self) -> Path | None:
-        if self.report_dir is None:
-            return None
-        from ..report.write import write_reports
-        from ..rules.catalog import load_not_observable
-        from ..rules.monitors import checked_on
-        from ..rules.verdicts import compute_by_revision
-        verdict = compute_by_revision(load_catalog(), self.findings, set(checked_on("agent")), self.bound,
-                                      self.skipped, strict=self.strict, side="agent",
-                                      not_observable=load_not_observable(), revision=self.revision)
-        write_reports(self.report_dir, verdict, self)
-        return self.report_dir / "report.json"
+def _replayed(report_dir: Path, file: Path, scn, result, findings: list[Finding],
+              outcome: tuple[str, str, str]) -> TestRecord:
+    """One replayed scenario as a test of the run's record, its transcript written (secrets masked)."""
+    from ..report.redact import redact_outcome
+    test = f"{file.name}::{scn.name}"
+    redact_outcome(findings, result, result.transcript.frames)
+    for f in findings:
+        f.test = test
+    path = write_transcript(report_dir / "transcripts", test, result.transcript.frames, redact=True)
+    return TestRecord(test, list(scn.rules), findings, transcript=str(path),
+                      skipped=outcome[2] if outcome[1] == "skipped" else None,
+                      error=result.harness_error or result.error or None)

@@ -57,7 +57,8 @@ def pytest_configure(config: pytest.Config) -> None:
     except ScenarioPathError as e:
         pytest.exit(f"acp-conformance: {e}", returncode=2)
     config.args[:] = [str(r) for r in roots]  # the bundled suite and the user's scenario files, and only them
-    config.stash[STATE] = state = SuiteState(run, suite_dir, roots)
+    from .results import new_record
+    config.stash[STATE] = state = SuiteState(run, suite_dir, roots, new_record(run))
     if not hasattr(config, "workerinput"):
         from ..early_stop import reset
         reset(run.report_dir)

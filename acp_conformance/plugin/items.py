@@ -7,7 +7,6 @@ The agent side (the suite plays the client: ``Runner``) and the client side (the
 from __future__ import annotations
 
 import asyncio
-import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -206,14 +205,7 @@ class ScenarioItem(JudgedItem):
                         self._write_transcript(state, result), contact, **kw)
 
     def _write_transcript(self, state: SuiteState, result) -> str:
-        d = state.run.report_dir / "transcripts"
-        d.mkdir(parents=True, exist_ok=True)
-        name = re.sub(r"[^A-Za-z0-9_.-]+", "_", self.nodeid.split("/")[-1])[:150]
-        path = d / f"{name}.jsonl"
-        from ..report.redact import transcript_jsonl  # secrets are masked in the file, never for monitors
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(transcript_jsonl(result.transcript.frames, redact=not state.run.no_redact))
-        if any(result.stderr):
-            (d / f"{name}.stderr.txt").write_text("\n--- next connection ---\n".join(result.stderr),
-                                                  encoding="utf-8")
-        return str(path)
+        from ..report.transcripts import write_transcript  # secrets are masked in the file, never for monitors
+        stderr = "\n--- next connection ---\n".join(result.stderr) if any(result.stderr) else None
+        return str(write_transcript(state.run.report_dir / "transcripts", self.nodeid.split("/")[-1],
+                                    result.transcript.frames, redact=not state.run.no_redact, stderr=stderr))

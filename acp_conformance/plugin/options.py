@@ -16,6 +16,7 @@ import pytest
 
 from ..rules.catalog import load_catalog
 from ..rules.verdicts import BlockingPolicy
+from ..thresholds import Thresholds
 
 DEFAULT_PROMPTS = {
     "simple": "Say hello",
@@ -123,7 +124,9 @@ class UsageError(Exception):
 
 @dataclass(frozen=True)
 class RunConfig:
-    """Every option of the run, checked and applied (timeouts already scaled by the multiplier)."""
+    """Every option of the run, checked and applied (timeouts already scaled by the multiplier); its thresholds
+    (timeouts, the monitors', strictness, coverage, revision) are one typed value, ``thresholds``, that the
+    fuzzer of the run (--acp-fuzz) is given as it is."""
 
     side: str  # the target's role: "agent" (--agent-cmd, the suite plays the client) or "client"
     argv: list[str]  # the target's command line, run-wide extra arguments in place
@@ -134,27 +137,33 @@ class RunConfig:
     schema: Any  # the loaded ACP JSON Schema (protocol/schema.py)
     schema_path: str | None
     auth_method: str | None
-    timeout: float
-    startup_timeout: float
-    test_timeout: float
+    thresholds: Thresholds
     timeout_multiplier: float
-    budget: float | None  # --acp-budget: seconds for the whole run, or None
     prompts: Mapping[str, str]
-    monitor_options: Mapping[str, Any]
     report_dir: Path
-    strict: bool
-    require_coverage: bool
     waivers: Mapping[str, Any]  # rule id -> Waiver (--acp-expected-failures)
     waivers_file: str | None
     no_redact: bool
     rules: frozenset[str]  # --acp-rules: run only the scenarios bound to these (empty: all)
     model_url: str | None  # --acp-model: the base URL of the scripted model server this process started
     fuzz: Mapping[str, Any] | None  # the --acp-fuzz settings, or None when it is off
-    revision: str = "preview"  # --acp-revision: whose verdict sets the exit status (protocol/revisions.py)
+
+    # the thresholds by name, as the rest of the plugin reads them
+    timeout = property(lambda self: self.thresholds.timeout)
+    budget = property(lambda self: self.thresholds.budget)  # --acp-budget: seconds for the whole run, or None
+    startup_timeout = property(lambda self: self.thresholds.startup_timeout)
+    test_timeout = property(lambda self: self.thresholds.test_timeout)
+    strict = property(lambda self: self.thresholds.strict)
+    require_coverage = property(lambda self: self.thresholds.require_coverage)
+    revision = property(lambda self: self.thresholds.revision)  # --acp-revision: whose verdict sets the exit status
+
+    @property
+    def monitor_options(self) -> dict[str, Any]:
+        return self.thresholds.monitor_options()
 
     @property
     def policy(self) -> BlockingPolicy:
-        return BlockingPolicy(self.strict, self.require_coverage, self.revision)
+        return self.thresholds.policy
 
 
 def side_of(config: pytest.Config) -> str | None:
@@ -305,26 +314,26 @@ def build_run_config(config: pytest.Config) -> RunConfig | None:
     if side is None:
         return None
     target = _target(config, side)  # checked in this order: the first bad option is the one named
-    checked = dict(revision=_revision(config), schema=_schema(config), waivers=_waivers(config, side), report_dir=_report_dir(config),
+    revision = _revision(config)
+    checked = dict(schema=_schema(config), waivers=_waivers(config, side), report_dir=_report_dir(config),
                    rules=_rules(config))
     timeouts = {name: _positive(config, f"acp_{name}", f"--acp-{name.replace('_', '-')}")
                 for name in ("timeout", "startup_timeout", "test_timeout")}
-    monitor_options = {
-        "insertion_work_threshold": _positive(config, "acp_work_threshold", "--acp-work-threshold"),
-        "cancel_warn_after": _positive(config, "acp_cancel_warn_after", "--acp-cancel-warn-after"),
-        "stop_reason_required": not config.getoption("acp_stop_reason_should"),
-    }
+    judging = dict(work_threshold=_positive(config, "acp_work_threshold", "--acp-work-threshold"),
+                   cancel_warn_after=_positive(config, "acp_cancel_warn_after", "--acp-cancel-warn-after"),
+                   stop_reason_required=not config.getoption("acp_stop_reason_should"))
     multiplier = _positive(config, "acp_timeout_multiplier", "--acp-timeout-multiplier", what="")
     ahead = config.getoption("acp_run_ahead", default=None)
     if ahead is not None and ahead < 0:
         raise UsageError(f"--acp-run-ahead takes a number of tests, 0 or more (got {ahead})")
     model_url = _model(config, side, checked["report_dir"], target["env"])
+    thresholds = Thresholds(**{name: t * multiplier for name, t in timeouts.items()}, **judging, budget=_budget(config),
+                            strict=bool(config.getoption("acp_strict")),
+                            require_coverage=bool(config.getoption("acp_require_coverage")), revision=revision)
     return RunConfig(
         side=side, **target, **checked,
         schema_path=_schema_path(config),
         auth_method=config.getoption("acp_auth_method"),
-        **{name: t * multiplier for name, t in timeouts.items()}, timeout_multiplier=multiplier,
-        budget=_budget(config), prompts=_prompts(config), monitor_options=monitor_options,
-        strict=bool(config.getoption("acp_strict")), require_coverage=bool(config.getoption("acp_require_coverage")),
+        thresholds=thresholds, timeout_multiplier=multiplier, prompts=_prompts(config),
         waivers_file=config.getoption("acp_expected_failures", default=None),
         no_redact=bool(config.getoption("acp_no_redact", default=False)), fuzz=_fuzz(config), model_url=model_url)

@@ -4,59 +4,43 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..rules.catalog import load_not_observable
+from ..run_record import SUITE, RunRecord, TestRecord, judge
 from .contact import stop_reason
 from .judging import LONGER_WAIT
+from .options import RunConfig
 from .outcome import TestOutcome
 from .state import SuiteState
 
 
+def new_record(run: RunConfig) -> RunRecord:
+    """The run's record, empty: each test's outcome is added on the controller (``record``)."""
+    return RunRecord(SUITE, run.side, list(run.argv), run.schema, run.thresholds, redact=not run.no_redact,
+                     waivers=run.waivers, waivers_file=run.waivers_file,
+                     incomplete_hint=f"{LONGER_WAIT}, --acp-timeout")
+
+
 def record(state: SuiteState, test: str, outcome: TestOutcome) -> None:
-    """One test's outcome into the run's state (on the controller, also under xdist)."""
-    state.findings.extend(outcome.findings)
-    for r in outcome.rules:
-        tests = state.bound.setdefault(r, [])
-        if test not in tests:
-            tests.append(test)
-    if outcome.skipped and not outcome.auth_blocked and not outcome.stopped:
-        # a skip is "does not apply to this target"; a test stopped at authentication, or not run because the
-        # run stopped, applies, and its rules stay not-tested (never conformant on what the suite could not reach)
-        state.skipped[test] = outcome.skipped
-    if outcome.error or outcome.harness_error:
-        state.errors[test] = outcome.harness_error or outcome.error
-    state.transcripts[test] = outcome.transcript
-    if outcome.driven_again:
-        state.driven_again[test] = outcome.driven_again
-    if outcome.agent_init and state.agent_init is None:
-        state.agent_init = outcome.agent_init
+    """One test's outcome into the run's record (on the controller, also under xdist)."""
+    # a skip is "does not apply to this target"; a test stopped at authentication, or not run because the
+    # run stopped, applies, and its rules stay not-tested (never conformant on what the suite could not reach)
+    applies = not outcome.auth_blocked and not outcome.stopped
+    state.record.add(TestRecord(test, list(outcome.rules), list(outcome.findings), outcome.transcript,
+                                skipped=outcome.skipped if applies else None,
+                                error=outcome.harness_error or outcome.error or None,
+                                driven_again=outcome.driven_again or None, summary=list(outcome.summary or [])))
+    if outcome.agent_init and state.record.agent_init is None:
+        state.record.agent_init = outcome.agent_init
     if outcome.negotiated_version is not None:
         state.negotiated_version = outcome.negotiated_version
     if outcome.first_contact and state.first_contact is None:
         state.first_contact = outcome.first_contact
     if outcome.auth_blocked:
         state.auth_blocked.append(outcome.auth_blocked)
-    if outcome.summary:
-        state.summaries[test] = outcome.summary
 
 
 def judge_suite(state: SuiteState):
-    """The run's verdict over every collected outcome (the same policy as each test's)."""
-    from ..rules.monitors import checked_on
-    from ..rules.verdicts import compute_by_revision
-    from ..rules.findings import NOT_TESTED
-    r = state.run
-    verdict = compute_by_revision(state.catalog, state.findings, set(checked_on(state.side)), state.bound,
-                                  state.skipped, strict=r.strict, side=state.side,
-                                  not_observable=load_not_observable(), waivers=r.waivers,
-                                  require_coverage=r.require_coverage, revision=r.revision)
-    for v in verdict.rules:  # an inconclusive rule says which of its tests could not be completed, and why
-        if v.checked and v.status == NOT_TESTED:
-            stuck = next((t for t in v.tests if t in state.errors), None)
-            if stuck is not None:
-                v.reason = (f"{v.reason}; {stuck.rsplit('::', 1)[-1]} could not be completed: "
-                            f"{state.errors[stuck][:300]} (if the agent was still working: {LONGER_WAIT}, "
-                            "--acp-timeout)")
-    return verdict
+    """The run's verdict over every recorded test (run_record.judge: the same policy as each test's)."""
+    return judge(state.record)
 
 
 def report_extra(state: SuiteState) -> dict[str, Any]:

@@ -110,7 +110,7 @@ class ConformanceRun:
             state.guard.sweep()  # what an interrupted test (Ctrl-C) or a killed xdist worker may have left running
         state.verdict = verdict = judge_suite(state)
         try:
-            write_reports(state.run.report_dir, verdict, state, report_extra(state))  # json, html, badge, summary
+            write_reports(state.run.report_dir, verdict, state.record, report_extra(state))  # json, html, badge, summary
         except OSError as e:
             session.config.get_terminal_writer().line(f"acp-conformance: could not write the report: {e}", red=True)
         stopped = stopped_by(state)

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from ..rules.catalog import Rule, load_catalog
-from ..rules.findings import Finding
+from ..run_record import RunRecord
 from .options import RunConfig
 
 
@@ -22,19 +22,13 @@ class SuiteState:
     run: RunConfig
     suite_dir: Path  # the bundled scenarios of the target's side
     scenario_roots: list[Path]  # what the run collects (scenario_paths.py)
+    # collected on the controller (also under xdist): one test record per test (run_record.py), which the
+    # verdict and the reports read (results.new_record)
+    record: RunRecord
     catalog: dict[str, Rule] = field(default_factory=load_catalog)
-    # collected on the controller (also under xdist), one entry per test
-    findings: list[Finding] = field(default_factory=list)
-    bound: dict[str, list[str]] = field(default_factory=dict)  # rule -> the tests that exist to exercise it
-    skipped: dict[str, str] = field(default_factory=dict)  # test -> why it does not apply to this target
-    errors: dict[str, str] = field(default_factory=dict)
-    driven_again: dict[str, str] = field(default_factory=dict)  # test -> why it was driven again alone (run_ahead)
-    transcripts: dict[str, str | None] = field(default_factory=dict)
-    agent_init: dict[str, Any] | None = None
     negotiated_version: int | None = None  # 1 when the agent answered a v2 initialize with 1
     first_contact: dict[str, Any] | None = None  # {"kind", "sentence"}: why the target was not judged
     auth_blocked: list[str] = field(default_factory=list)  # the tests stopped at authentication, in the runner's words
-    summaries: dict[str, list[str]] = field(default_factory=dict)  # test -> lines for the terminal (the fuzzer's)
     budget_skipped: list[str] = field(default_factory=list)  # tests not run: --acp-budget was spent (run_control)
     flaky: list[tuple[str, str]] = field(default_factory=list)  # (test, why it failed first) (run_control)
     # per process

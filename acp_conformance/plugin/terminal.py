@@ -65,11 +65,11 @@ def write_summary(terminalreporter, config: pytest.Config, state: SuiteState) ->
 def _driven_again_lines(tr, state: SuiteState) -> None:
     """The tests whose drive beside others was replaced by one alone (running ahead): their verdict is the one
     alone, which a run without running ahead would give; the first drive's trouble is said, not judged."""
-    if not state.driven_again:
+    if not state.record.driven_again:
         return
-    tr.line(f"  driven again alone ({len(state.driven_again)}; each verdict is the one of its drive alone, the "
+    tr.line(f"  driven again alone ({len(state.record.driven_again)}; each verdict is the one of its drive alone, the "
             f"first drive ran beside other tests: --acp-run-ahead 0 runs one at a time):")
-    for test, why in state.driven_again.items():
+    for test, why in state.record.driven_again.items():
         tr.line(f"    {test}: {why[:200]}")
 
 

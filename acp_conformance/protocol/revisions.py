@@ -2,8 +2,8 @@
 
 ``base`` is v2 as released (the schema of the TypeScript SDK 2.4.0 and the Python SDK 1.0.0rc3, JSON-RPC 2.0
 batches); ``preview`` is base plus the v2 Preview of 2026-11-20 (no batches, idempotency keys, replay_complete,
-a repeated initialize). Each rule belongs to every revision unless ``revisions.json`` names its revisions; a
-rule outside a revision is left out of that revision's verdict (as a rule of the other side is), and its
+a repeated initialize). Which revisions a rule belongs to is its catalog row's ``revisions`` (``revisions.json``
+says why for a rule of some revisions only: ``change``); a rule outside a revision is left out of that revision's verdict (as a rule of the other side is), and its
 findings never block a run judged under it. The run's selected revision (``--acp-revision``) sets the exit
 status; the other verdict is computed from the same findings, and the Preview readiness is what the Preview
 asks beyond base that the program does not meet yet.
@@ -59,16 +59,6 @@ def check_name(revision: str | None) -> str:
     if r not in load_revisions()["revisions"]:
         raise ValueError(f"--acp-revision takes one of {', '.join(names())} (got {revision!r})")
     return r
-
-
-def rule_revisions(rule_id: str) -> list[str]:
-    """The revisions a rule applies to (every one unless revisions.json says otherwise)."""
-    entry = load_revisions()["rules"].get(rule_id)
-    return list(entry["revisions"]) if entry else names()
-
-
-def applies(rule_id: str, revision: str | None) -> bool:
-    return revision is None or revision in rule_revisions(rule_id)
 
 
 def change(rule_id: str) -> str:

@@ -1,11 +1,14 @@
 """JUnit: after pytest's --junitxml has written its file, name every testcase by its scenario and rule IDs
-and make each failure message the expected and observed behaviour (the full explanation stays the text)."""
+and make each failure message the expected and observed behaviour (the full explanation stays the text);
+for a run no pytest stands behind (tap, check), one testcase per rule (``write_rule_junit``)."""
 
 from __future__ import annotations
 
+import json
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 
 def _message(text: str) -> str:
@@ -67,3 +70,31 @@ def _verdict_case(root: ET.Element, verdict) -> None:
         fail = ET.SubElement(case, "failure", {"message": verdict.summary_line()})
         fail.text = "\n".join(f"{v.rule.id} ({v.rule.level}) {v.status}: {v.reason}" for v in verdict.blocking_failures)
         suite.set("failures", str(int(suite.get("failures", "0")) + 1))
+
+
+def write_rule_junit(path: Path, data: dict[str, Any]) -> Path:
+    """One testcase per checked rule: failed (blocking fail/flaky, or any of them with --strict), skipped
+    (not exercised), else passed; a warning stays a pass with its text in system-out."""
+    blocking = set(data["verdict"].get("blocking") or [])
+    suite = ET.Element("testsuite", name="acp-conformance observed session")
+    n = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    for r in data["rules"]:
+        if not r.get("checked"):
+            continue
+        n["tests"] += 1
+        case = ET.SubElement(suite, "testcase", classname=f"acp.{r['area']}", name=f"{r['id']} ({r['level']})")
+        ev = next((e for e in r.get("evidence", []) if e.get("status") == r["status"]), {})
+        text = f"expected: {ev.get('expected') or r.get('expected') or r['summary']} observed: {r.get('reason', '')}"
+        if r["id"] in blocking:
+            n["failures"] += 1
+            ET.SubElement(case, "failure", message=text[:1000]).text = json.dumps(ev, ensure_ascii=False)
+        elif r["status"] == "not-exercised":
+            n["skipped"] += 1
+            ET.SubElement(case, "skipped", message=r.get("reason", ""))
+        elif r["status"] in ("warn", "fail", "flaky"):
+            ET.SubElement(case, "system-out").text = text
+    for k, v in n.items():
+        suite.set(k, str(v))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ET.ElementTree(suite).write(path, encoding="utf-8", xml_declaration=True)
+    return path

@@ -1,21 +1,32 @@
-"""Every report of a run, written at the end of the session: report.json, report.html, badge.json and,
-on GitHub Actions, the step summary. The plugin calls write_reports; each writer reads the report data."""
+"""Every report of a run, rendered once from its record and verdict, in memory: report.json, report.html,
+badge.json, the per-rule JUnit of a run no pytest stands behind (``junitxml``: tap, check) and, on GitHub
+Actions, the step summary. Every driver calls ``write_reports``; each writer reads the one report data."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+from ..run_record import RunRecord
 from .badge import write_badge
 from .html import write_html_report
-from .json_report import write_json_report
+from .json_report import build_json_report, write_json_report
 from .summary import append_step_summary
 
 
-def write_reports(report_dir: Path, verdict, state, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    # facts the plugin adds to the verdict (a v1 agent): in the data before it is written, which is written once
-    data = write_json_report(report_dir / "report.json", verdict, state, extra)
+def write_reports(report_dir: Path, verdict, record: RunRecord, extra: dict[str, Any] | None = None,
+                  top: dict[str, Any] | None = None, junitxml: Path | None = None) -> dict[str, Any]:
+    """``extra``: facts the driver adds to the verdict (why the target was not judged, an interruption);
+    ``top``: facts it adds to the report beside the verdict (tap's)."""
+    data = build_json_report(verdict, record)
+    data["verdict"].update(extra or {})
+    data.update(top or {})
+    write_json_report(report_dir / "report.json", data)
     write_html_report(report_dir / "report.html", data)
     write_badge(report_dir / "badge.json", data)
-    append_step_summary(data)
+    if junitxml is not None:
+        from .junit import write_rule_junit
+        write_rule_junit(junitxml, data)
+    if not record.observed:  # (the observed reports never had one: an editor's session is no CI job)
+        append_step_summary(data)
     return data

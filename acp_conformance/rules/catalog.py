@@ -1,12 +1,12 @@
-"""The rule catalog, as data: IDs, levels, sides, checks and sources, unchanged from the shared
-catalog.
+"""The rule catalog, as data: one row per rule (IDs, levels, tiers, revisions, sides, checks and sources),
+the IDs unchanged from the shared catalog.
 
-Tiers: a MUST / MUST NOT stated by the v2 seeds, the schema or JSON-RPC 2.0 (which ACP adopts) is
-``mandatory`` and decides conformance (``blocking``). One whose only source is the older upstream
-docs or a stored copy of the web site is ``advisory``: its failure warns, like a SHOULD, since the
-seeds win every disagreement and may have dropped it (batches are the known case). The stdio
-framing rules are the exception: ACP is JSON-RPC over stdio by definition, and the transport page is
-the only text that spells the framing out. ``--acp-strict`` makes every warning block.
+Tiers are the rows' own ``tier`` field, never read from the source text: ``mandatory`` (a MUST / MUST NOT
+stated by the v2 seeds, the schema or JSON-RPC 2.0, which ACP adopts; it decides conformance), ``advisory``
+(a MUST whose only source is the older upstream docs or a stored copy of the web site: its failure warns,
+like a SHOULD, since the seeds win every disagreement and may have dropped it), ``should`` and ``may``.
+``--acp-strict`` makes every warning block. ``revisions``: the ACP revisions the rule belongs to
+(``protocol/revisions.json`` names them and says why a rule belongs to some only).
 """
 
 from __future__ import annotations
@@ -26,10 +26,13 @@ SUITE, TARGET = "suite", "target"
 
 BLOCKING_LEVELS = {"MUST", "MUST NOT"}
 SHOULD_LEVELS = {"SHOULD", "SHOULD NOT"}
-# sources of lower authority than the seeds (RULES.md, "Sources and authority" 3 and 4)
-DOC_ONLY_SOURCES = ("upstream-doc:", "site-doc:", "site-rfd:")
-# the stdio framing itself: mandatory although only the transport page states it
-FRAMING_RULES = {"TRANSPORT-001", "TRANSPORT-002", "TRANSPORT-003", "CLIENT-025"}
+# each level's tiers (a row's tier must be one of its level's)
+TIERS = {"MUST": ("mandatory", "advisory"), "MUST NOT": ("mandatory", "advisory"), "SHOULD": ("should",),
+         "SHOULD NOT": ("should",), "MAY": ("may",)}
+
+
+class CatalogError(ValueError):
+    """A catalog row without a valid tier or revisions: the sentence names the rule and the field."""
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,8 @@ class Rule:
     precondition: str
     testable: str
     source: str
+    tier: str  # mandatory, advisory, should or may: the row's own field (TIERS)
+    revisions: tuple[str, ...]  # the ACP revisions the rule belongs to (protocol/revisions.json names them)
     # who creates the situation: "suite" or "target", or ((side, creator), ...) where the sides differ (situations.json)
     creator: Any = SUITE
     reach: str = ""  # for a target rule: what would exercise it (a steering option, a behaviour)
@@ -57,24 +62,20 @@ class Rule:
     @property
     def advisory(self) -> bool:
         """A MUST whose only sources are the upstream docs or the web site: it warns, not blocks."""
-        refs = [r.strip() for r in re.sub(r"\([^()]*\)", "", self.source).split(";") if r.strip()]
-        return (self.level in BLOCKING_LEVELS and self.id not in FRAMING_RULES and bool(refs)
-                and all(r.startswith(DOC_ONLY_SOURCES) for r in refs))
+        return self.tier == "advisory"
 
     @property
     def blocking(self) -> bool:
-        return self.level in BLOCKING_LEVELS and not self.advisory
+        return self.tier == "mandatory"
 
     @property
     def warns(self) -> bool:
         """A failure of this rule is a warning (SHOULD, or an advisory MUST)."""
-        return self.level in SHOULD_LEVELS or self.advisory
+        return self.tier in ("should", "advisory")
 
-    @property
-    def tier(self) -> str:
-        if self.level in BLOCKING_LEVELS:
-            return "advisory" if self.advisory else "mandatory"
-        return "should" if self.level in SHOULD_LEVELS else "may"
+    def in_revision(self, revision: str | None) -> bool:
+        """Does the rule belong to ``revision`` (None: every rule counts)?"""
+        return revision is None or revision in self.revisions
 
     @property
     def spec_refs(self) -> list[str]:
@@ -96,14 +97,37 @@ def load_catalog() -> dict[str, Rule]:
     data = json.loads(CATALOG_PATH.read_text(encoding="utf-8"))
     data += json.loads(EXTRA_PATH.read_text(encoding="utf-8"))
     situations = load_situations()
-    text_fields = [k for k in Rule.__dataclass_fields__ if k not in ("creator", "reach")]
+    text_fields = [k for k in Rule.__dataclass_fields__ if k not in ("creator", "reach", "tier", "revisions")]
     def creator(rid: str) -> Any:
         c = situations.get(rid, {}).get("creator", SUITE)
         return tuple(sorted(c.items())) if isinstance(c, dict) else c
 
-    return {r["id"]: Rule(**{k: r.get(k, "") for k in text_fields}, creator=creator(r["id"]),
-                          reach=situations.get(r["id"], {}).get("reach", ""))
+    return {r["id"]: Rule(**{k: r.get(k, "") for k in text_fields}, tier=_tier(r), revisions=_revisions(r),
+                          creator=creator(r["id"]), reach=situations.get(r["id"], {}).get("reach", ""))
             for r in data}
+
+
+def _tier(row: dict[str, Any]) -> str:
+    tier = row.get("tier")
+    if tier not in TIERS.get(row.get("level"), ()):
+        raise CatalogError(f"catalog rule {row.get('id')}: 'tier' must be one of "
+                           f"{', '.join(TIERS.get(row.get('level'), ()))} for level {row.get('level')} (got {tier!r})")
+    return tier
+
+
+def _revisions(row: dict[str, Any]) -> tuple[str, ...]:
+    from ..protocol.revisions import names
+    revs = row.get("revisions")
+    if not isinstance(revs, list) or not revs or not set(revs) <= set(names()):
+        raise CatalogError(f"catalog rule {row.get('id')}: 'revisions' must list some of {', '.join(names())} "
+                           f"(got {revs!r})")
+    return tuple(revs)
+
+
+def applies(rule_id: str, revision: str | None) -> bool:
+    """Does catalog rule ``rule_id`` belong to ``revision`` (None: every rule counts)?"""
+    rule = load_catalog().get(rule_id)
+    return rule is None or rule.in_revision(revision)
 
 
 @lru_cache(maxsize=1)

@@ -2,7 +2,9 @@
 
 Everything is found at run time, not from a table that could drift: the monitors by the rule IDs their
 classes declare (wherever the classes live), the scenarios by the rules their files name, the mutants
-by the rules they register (the tests/ folder of a source checkout; an installed wheel has none).
+by the rules they register (the tests/ folder of a source checkout; an installed wheel has none), and
+every file that holds the rule by a search for its ID (``holding_files``): its catalog row and the data
+files beside it, the monitors and the other code, the scenarios, the mutants, the tests and the docs.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import difflib
 import importlib.util
 import inspect
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -134,6 +137,51 @@ def _class_place(folder: Path, name: str) -> str:
     return _where(folder)
 
 
+# the places searched for a rule's ID, by what they hold: (kind, folder under the checkout or the package, globs)
+_HOLDERS = (("catalog", "acp_conformance", ("rules/catalog*.json",)),
+            ("data", "acp_conformance", ("rules/*.json", "protocol/*.json")),
+            ("monitors", "acp_conformance", ("rules/monitors/*.py",)),
+            ("code", "acp_conformance", ("**/*.py",)),
+            ("scenarios", None, ("**/*.yaml",)),
+            ("mutants", "tests", ("mutants/*.py", "client_mutants/*.py")),
+            ("tests", "tests", ("**/*",)),
+            ("docs", "docs", ("**/*.md",)))
+
+
+def _id_pattern(rule_id: str) -> re.Pattern[str]:
+    """The ID as a word: not inside a longer ID (one more digit, or a longer area before it)."""
+    return re.compile(rf"(?<![A-Za-z0-9_-]){re.escape(rule_id)}(?![0-9])")
+
+
+def holding_files(rule_id: str, root: Path = _PKG_PARENT) -> dict[str, list[str]]:
+    """Every file that names ``rule_id``, by what it holds (catalog, monitors, code, scenarios, mutants, tests,
+    docs); each file under one kind only, the first that takes it. A folder absent from this installation (an
+    installed wheel has no tests/ or docs/) gives nothing."""
+    from ..resources import scenarios_dir
+    pattern = _id_pattern(rule_id)
+    seen: set[Path] = set()
+    out: dict[str, list[str]] = {}
+    for kind, folder, globs in _HOLDERS:
+        base = scenarios_dir() if folder is None else (root / folder)
+        if folder == "acp_conformance":
+            base = Path(__file__).resolve().parents[1]  # the package itself, wherever it is installed
+        found = []
+        for glob in globs:
+            for path in sorted(base.glob(glob)) if base.is_dir() else []:
+                if path in seen or "__pycache__" in path.parts or not path.is_file():
+                    continue
+                try:
+                    text = path.read_text(encoding="utf-8")
+                except (OSError, UnicodeDecodeError):
+                    continue
+                if pattern.search(text):
+                    seen.add(path)
+                    found.append(_where(path))
+        if found:
+            out[kind] = found
+    return out
+
+
 def standing(rule: Rule) -> str:
     """Checked, not observable, retired or not checked yet, with the reason."""
     from .monitors import RULES_CHECKED
@@ -156,9 +204,9 @@ def _situation(rule: Rule) -> str:
 
 
 def _revisions(rule_id: str) -> str:
-    """The ACP revisions the rule belongs to (protocol/revisions.json), and why where not every one."""
+    """The ACP revisions the rule belongs to (its catalog row), and why where not every one (protocol/revisions.json)."""
     from ..protocol import revisions
-    mine = revisions.rule_revisions(rule_id)
+    mine = load_catalog()[rule_id].revisions
     text = ", ".join(f"{r} ({revisions.title(r)})" for r in mine)
     return text + (f"; only these: {revisions.change(rule_id)}" if revisions.change(rule_id) else " (every revision)")
 
@@ -190,4 +238,7 @@ def explain(rule_id: str, root: Path = _PKG_PARENT) -> list[str]:
     else:
         lines.append("mutants:" if mutants else "mutants:  none breaks this rule")
         lines += [f"  {m}" for m in mutants]
+    holders = holding_files(rule_id, root)
+    lines.append(f"files:    every file that names {rule_id}" if holders else "files:    none names it")
+    lines += [f"  {kind:9} {path}" for kind, paths in holders.items() for path in paths]
     return lines

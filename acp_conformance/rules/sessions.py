@@ -28,6 +28,7 @@ from typing import Any, Callable, Iterable
 
 from ..wire.transcript import RECEIVED, SENT
 from .reading import NOTIFICATION, REQUEST, RESPONSE, Msg, Reading
+from .turns import STATE_UPDATE, session_update
 
 NEW, RESUME, LOAD, LIST = "session/new", "session/resume", "session/load", "session/list"
 CLOSE, DELETE, PROMPT = "session/close", "session/delete", "session/prompt"
@@ -213,9 +214,9 @@ class ConnSessions:
             self._add(Event(END_ANSWERED, sid, m, method, rq))
 
     def _update(self, m: Msg, open_turns: list[Turn]) -> None:
-        p = m.params
-        sid, upd = (p.get("sessionId"), p.get("update")) if isinstance(p, dict) else (None, None)
-        if not isinstance(sid, str) or not isinstance(upd, dict):
+        upd = session_update(m.msg)
+        sid = m.params.get("sessionId") if upd is not None else None
+        if not isinstance(sid, str) or upd is None:
             return
         kind = upd.get("sessionUpdate")
         announced: set[str] = set()
@@ -225,7 +226,7 @@ class ConnSessions:
         for child in sorted(announced):
             self._add(Event(ANNOUNCED, child, m, kind if isinstance(kind, str) else ""))
         s = self._of(sid)
-        if kind == "state_update":
+        if kind == STATE_UPDATE:
             s.states.append((m, upd.get("state")))
         elif kind == "session_info_update":
             s.infos.append(m)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..wire.transcript import EV_TIMEOUT, EVENT, RECEIVED, SENT, Frame, members
+from .turns import IDLE, REQUIRES_ACTION, RUNNING, STATE_UPDATE, session_update
 
 # what the suite sends that ends a turn it did not wait out: the turn's end that follows is not its own
 ENDING = ("session/cancel", "session/close", "session/delete", "$/cancel_request")
@@ -41,16 +42,15 @@ def turn_ends(frames: list[Frame]) -> TurnEnds:
             if f.direction == SENT and m.get("method") in ENDING:
                 # $/cancel_request names a request, not a session: every turn of the connection
                 asked |= {k for k in running if k[0] == f.conn and (k[1] == sid or not isinstance(sid, str))}
-            update = params.get("update")
-            if (f.direction != RECEIVED or m.get("method") != "session/update" or not isinstance(update, dict)
-                    or update.get("sessionUpdate") != "state_update" or not isinstance(sid, str)):
+            update = session_update(m) if f.direction == RECEIVED else None
+            if update is None or update.get("sessionUpdate") != STATE_UPDATE or not isinstance(sid, str):
                 continue
             key = (f.conn, sid)
-            if update.get("state") == "running":
+            if update.get("state") == RUNNING:
                 running.setdefault(key, f)
-            elif update.get("state") == "requires_action":  # waiting for the suite: not the target's own time
+            elif update.get("state") == REQUIRES_ACTION:  # waiting for the suite: not the target's own time
                 running.pop(key, None)
-            elif update.get("state") == "idle":
+            elif update.get("state") == IDLE:
                 if key in running and key not in asked and "stopReason" in update and out.ended is None:
                     out.ended = f
                 running.pop(key, None)

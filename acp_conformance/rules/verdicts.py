@@ -34,8 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from ..protocol import revisions
-from ..protocol.revisions import applies
-from .catalog import TARGET, Rule, load_retired, load_unchecked
+from .catalog import TARGET, Rule, applies, load_retired, load_unchecked
 from .findings import FAIL, FLAKY, INFO, NOT_EXERCISED, NOT_TESTED, PASS, SKIP, WARN, Finding, worst
 
 XFAIL = "xfail"  # failed, and listed as an expected failure (a waiver): reported, not counted

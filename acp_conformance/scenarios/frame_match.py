@@ -1,9 +1,11 @@
-"""Predicates over received frames that the runner's waits use (which update, which request, a turn's end)."""
+"""Predicates over received frames that the runner's waits use (which update, which request, a turn's end), in
+the turn and state vocabulary the monitors read with (``rules/turns.py``)."""
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
+from ..rules.turns import IDLE, STATE_UPDATE, WORKING, ends_turn, session_update
 from ..wire.transcript import RECEIVED, Frame
 
 
@@ -24,25 +26,19 @@ def _turn_ended(sid: Any, since: int) -> Callable[[Frame], bool]:
         nonlocal worked
         if f.seq <= since:
             return False
-        if _is_update(f, sid, "state_update", ["running", "requires_action"]):
+        if _is_update(f, sid, STATE_UPDATE, list(WORKING)):
             worked = True
             return False
-        if _is_update(f, sid, "state_update", "idle"):
-            return worked or "stopReason" in f.msg["params"]["update"]
+        if _is_update(f, sid, STATE_UPDATE, IDLE):
+            return ends_turn(f.msg["params"]["update"], worked)
         return False
     return ended
 
 
 
 def _is_update(f: Frame, sid: Any, kind: str | None, state: str | None) -> bool:
-    m = f.msg
-    if f.direction != RECEIVED or not isinstance(m, dict) or m.get("method") != "session/update":
-        return False
-    params = m.get("params")
-    if not isinstance(params, dict) or (sid is not None and params.get("sessionId") != sid):
-        return False
-    u = params.get("update")
-    if not isinstance(u, dict):
+    u = session_update(f.msg, sid) if f.direction == RECEIVED else None
+    if u is None:
         return False
     if kind is not None and u.get("sessionUpdate") != kind:
         return False

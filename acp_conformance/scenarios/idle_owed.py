@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..rules.turns import IDLE, STATE_UPDATE, WORKING
 from ..wire.transcript import RECEIVED, SENT, Frame, members
 from .frame_match import _is_update
 
@@ -56,8 +57,8 @@ class _IdleOwed:
                 if "result" in m:  # its turn ends with an idle after this answer (a prompt held behind
                     # another turn is answered when its own starts, after the idle of the one before)
                     self.accepted = f.seq
-        elif _is_update(f, self.sid, "state_update", None):
+        elif _is_update(f, self.sid, STATE_UPDATE, None):
             state = m["params"]["update"].get("state")
-            self.busy = state in ("running", "requires_action")
-            if state == "idle":
+            self.busy = state in WORKING
+            if state == IDLE:
                 self.idle = f.seq

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from ..protocol.revisions import names as revision_names, schema_ref as revision_schema_ref
+from ..thresholds import Thresholds
 from .session import TO_AGENT, TO_CLIENT, ObservedSession
 
 _CUT = re.compile(r"\.\.\. \((\d+) bytes\)$")
@@ -167,8 +168,8 @@ def _is_initialize(raw: str) -> bool:
     return isinstance(m, dict) and m.get("method") == "initialize" and "id" in m
 
 
-def judge_recorded(rec: Recorded, validator) -> ObservedSession:
-    s = ObservedSession(validator, name=rec.name)
+def judge_recorded(rec: Recorded, validator, thresholds: Thresholds = Thresholds()) -> ObservedSession:
+    s = ObservedSession(validator, name=rec.name, thresholds=thresholds)
     for kind, t, payload, c in rec.items:
         if kind == "event":
             name, detail = payload
@@ -208,6 +209,7 @@ def run_check(argv: list[str]) -> int:
         return 2
     from ..protocol.schema import SchemaError, cached_schema
     from ..protocol.validate import Validator
+    from ..run_record import CHECK
     from .report import SessionRecord, not_judged_reason, verdict_line, write_observed_reports
     try:
         schema = cached_schema(str(Path(a.acp_schema).resolve()) if a.acp_schema
@@ -216,9 +218,10 @@ def run_check(argv: list[str]) -> int:
         print(f"acp-conformance check: {e}", file=sys.stderr)
         return 2
     validator = Validator(schema)
+    thresholds = Thresholds(strict=a.strict, revision=a.acp_revision)
     sessions = []
     for rec in recorded:
-        s = judge_recorded(rec, validator)
+        s = judge_recorded(rec, validator, thresholds)
         if rec.cut:
             print(f"acp-conformance check: {rec.source}: {rec.cut} frame(s) cut short in the transcript were left out",
                   file=sys.stderr)
@@ -227,8 +230,8 @@ def run_check(argv: list[str]) -> int:
                                       not_judged=s.not_judged))
         if s.not_judged and len(recorded) > 1:
             print(f"acp-conformance check: {rec.source} ({rec.name}): not judged: {s.not_judged}", file=sys.stderr)
-    verdict, _ = write_observed_reports(report_dir, sessions, schema, strict=a.strict, redact=not a.no_redact,
-                                        junitxml=Path(a.junitxml) if a.junitxml else None, revision=a.acp_revision)
+    verdict, _ = write_observed_reports(report_dir, sessions, schema, thresholds, redact=not a.no_redact,
+                                        junitxml=Path(a.junitxml) if a.junitxml else None, driver=CHECK)
     for rv in verdict.rules:
         if rv.checked and rv.status in ("fail", "warn", "flaky"):
             who = sorted({f.test.rsplit(" ", 1)[-1] for f in rv.findings if f.status in ("fail", "warn", "flaky")})

@@ -73,7 +73,9 @@ def judge(fh: BinaryIO, config: dict[str, Any]) -> int:
             except OSError:
                 pass
 
-    session = ObservedSession(Validator(schema), name="tap", live=live)
+    from ..thresholds import Thresholds
+    thresholds = Thresholds(strict=config.get("strict", False), revision=config.get("revision"))
+    session = ObservedSession(Validator(schema), name="tap", live=live, thresholds=thresholds)
     facts, stderr, end = _read_records(fh, session, TO_AGENT, TO_CLIENT)
     findings = session.finish()
     rec = SessionRecord("tap", session.frames, findings, session.client_info, session.agent_init,
@@ -84,9 +86,8 @@ def judge(fh: BinaryIO, config: dict[str, Any]) -> int:
     rec.stderr = stderr.decode("utf-8", errors="replace")
     if config.get("wire_log"):
         write_wire_log(Path(config["report_dir"]) / "wire.log", session.frames)
-    verdict, _ = write_observed_reports(Path(config["report_dir"]), [rec], schema, strict=config.get("strict", False),
-                                        redact=config.get("redact", True), junitxml=junit, extra=extra,
-                                        revision=config.get("revision"))
+    verdict, _ = write_observed_reports(Path(config["report_dir"]), [rec], schema, thresholds,
+                                        redact=config.get("redact", True), junitxml=junit, extra=extra)
     if live_out is not None or config.get("quiet") is False:
         sink = live_out or sys.stderr
         try:

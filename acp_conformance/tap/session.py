@@ -17,6 +17,7 @@ from typing import Any, Callable
 from ..rules.findings import FAIL, FLAKY, WARN, Finding
 from ..rules.first_contact import V1_KEEP
 from ..rules.monitor import MonitorContext
+from ..thresholds import Thresholds
 from ..wire.framing import LineSplitter
 from ..wire.transcript import (EV_EOF, EV_NOTE, EV_START, EV_STDIN_CLOSED, EVENT, RECEIVED, SENT, Frame,
                                parse_line)
@@ -24,11 +25,6 @@ from ..wire.transcript import (EV_EOF, EV_NOTE, EV_START, EV_STDIN_CLOSED, EVENT
 TO_AGENT = "client->agent"
 TO_CLIENT = "agent->client"
 SIDES = ("agent", "client")
-# the monitors' defaults of a scripted run (the plugin's --acp-work-threshold, --acp-stop-reason-should), and
-# the scripted run's answer timeout (--acp-timeout): a request the client stopped waiting for sooner is not judged
-# (CANCEL-009's grace for the answer to a cancelled prompt likewise)
-MONITOR_OPTIONS = {"insertion_work_threshold": 5.0, "stop_reason_required": True, "observed_patience": 10.0,
-                   "held_answer_grace": 10.0}
 
 # an event of the session as each side's monitors must read it: what the client did to the agent's stdin is,
 # for the client-side monitors (whose "suite" is the agent), the client closing its own output, and so on
@@ -45,12 +41,14 @@ class ObservedSession:
 
     ``name`` prefixes the findings' test ids (``NAME agent``, ``NAME client``); ``live`` is called with each
     failure or warning as it is found (side, finding). Times are seconds from the session's start; a frame's
-    connection (``conn``) numbers the agent processes of a recorded scripted run (0 for tap)."""
+    connection (``conn``) numbers the agent processes of a recorded scripted run (0 for tap). ``thresholds``:
+    the monitors' (a scripted run's defaults unless given), read as for observed traffic."""
 
-    def __init__(self, validator: Any, name: str = "tap", live: Callable[[str, Finding], None] | None = None):
+    def __init__(self, validator: Any, name: str = "tap", live: Callable[[str, Finding], None] | None = None,
+                 thresholds: Thresholds = Thresholds()):
         from ..rules.monitors import AGENT_MONITORS, CLIENT_MONITORS
         self.name, self.live = name, live
-        options = {**MONITOR_OPTIONS, "validator": validator}
+        options = {**thresholds.monitor_options(observed=True), "validator": validator}
         self.ctx = {"agent": MonitorContext(target_side="agent", options=dict(options)),
                     "client": MonitorContext(target_side="client", options=dict(options))}
         self.ctx["agent"].add_monitors(AGENT_MONITORS)

@@ -20,11 +20,12 @@ from ..findings import Finding
 from ..monitor import NOTIFICATION, RESPONSE, Monitor, Rpc
 from ..reading import UNPARSED, Msg, id_key  # noqa: F401 - the monitors read them from here
 from ..sessions import ConnSessions, SessionModel
+from ..turns import IDLE, WORKING, session_update as update_of
 
 USER_KINDS = ("user_message", "user_message_chunk")
 AGENT_MESSAGE_KINDS = ("agent_message", "agent_message_chunk", "agent_thought", "agent_thought_chunk")
 TOOL_KINDS = ("tool_call_update", "tool_call_content_chunk")
-WORK_STATES = ("running", "requires_action")
+WORK_STATES = WORKING  # (rules/turns.py: the one vocabulary of turns and states)
 ENDING_METHODS = ("session/close", "session/delete")  # requests that end a session (and cancel its running work)
 
 
@@ -45,13 +46,11 @@ def secs(x: float) -> str:
 
 def session_update(m: Msg) -> tuple[str, dict[str, Any]] | None:
     """(sessionId, update) for a session/update notification from the target, else None."""
-    if m.direction != RECEIVED or m.kind != NOTIFICATION or m.method != "session/update":
+    if m.direction != RECEIVED or m.kind != NOTIFICATION:
         return None
-    p = m.params
-    if not isinstance(p, dict):
-        return None
-    sid, upd = p.get("sessionId"), p.get("update")
-    if not isinstance(sid, str) or not isinstance(upd, dict):
+    upd = update_of(m.msg)
+    sid = m.params.get("sessionId") if upd is not None else None
+    if not isinstance(sid, str) or upd is None:
         return None
     return sid, upd
 
@@ -271,7 +270,7 @@ class TrackedSession:
         was_active = self.active
         if state in WORK_STATES:
             self.active = True
-        elif state == "idle":
+        elif state == IDLE:
             self.active = False
         return self.active != was_active
 
