@@ -40,7 +40,7 @@ def test_scenario_args_must_be_a_list_of_strings(tmp_path):
 
 def _pending_permission_scenario(args: list[str], run_args: list[str]):
     """The cancel-with-pending-permission scenario, steered by flags instead of its environment."""
-    (scn,) = [s for s in load_client_file(ROOT / "scenarios" / "client" / "turns.yaml", set(load_catalog()))
+    (scn,) = [s for s in load_client_file(ROOT / "scenarios" / "client" / "client_turns.yaml", set(load_catalog()))
               if s.name == "client-cancel-with-pending-permission"]
     scn.env, scn.args = {}, args
     return scn, TargetSpec(CLIENT, {}, run_args)

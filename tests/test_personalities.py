@@ -27,7 +27,7 @@ REFERENCE_CLIENT = [sys.executable, "-m", "acp_conformance.reference.client"]
 # answers -32002 there ("Agents are not required to persist"): skipped, with the reason (the
 # close-then-resume scenarios of resume.yaml reach the same rules).
 CROSS_PROCESS_RESUME = {"resume.yaml::resume-with-replay", "resume.yaml::resume-empty-history",
-                        "resume.yaml::resume-without-replay", "lifecycle_resume.yaml::resume-cursors-and-replay"}
+                        "resume.yaml::resume-without-replay", "resume.yaml::resume-cursors-and-replay"}
 
 
 @pytest.fixture(scope="module")

@@ -207,7 +207,7 @@ def test_check_judges_a_recorded_session_under_either_revision(base_only_runs, t
     base with IDEM-001..003 as its readiness, and NOT CONFORMANT under preview."""
     import subprocess
     import sys
-    transcript = next((base_only_runs["base"].report_dir / "transcripts").glob("prompt_retry.yaml_prompt-retry-after-turn*.jsonl"))
+    transcript = next((base_only_runs["base"].report_dir / "transcripts").glob("idem.yaml_prompt-retry-after-turn*.jsonl"))
     out = {}
     for rev in ("base", "preview"):
         out[rev] = subprocess.run([sys.executable, "-m", "acp_conformance", "check", f"--acp-revision={rev}",

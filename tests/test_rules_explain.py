@@ -32,7 +32,7 @@ def test_explain_gives_the_sentence_source_monitor_scenarios_and_mutants(capsys)
     assert "status:   checked" in out
     assert "situation: created by the suite" in out
     assert re.search(r"SessionErrorMonitor \(agent side\) at acp_conformance/rules/monitors/\S+\.py:\d+", out), out
-    assert "scenarios/agent/errors.yaml: close-unknown-session" in out
+    assert "scenarios/agent/close.yaml: close-unknown-session" in out
     assert re.search(r"agent +close-005 \(Close005 at tests/mutants/\S+\.py:\d+\)", out), out
 
 

@@ -67,7 +67,7 @@ CASES = {
     "suite": ["agent", "--acp-rules", "CLOSE-005", "--acp-report-dir", "REPORT_DIR", "-q", "-p", "no:randomly",
               "--", sys.executable, "tests/mutants/agent_mutants.py", "close-005"],
     # replay of a scenario file against the mutant
-    "replay": ["replay", str(ROOT / "scenarios" / "agent" / "errors.yaml"), "--report-dir", "REPORT_DIR", "--",
+    "replay": ["replay", str(GOLDEN / "close-005-scenarios.yaml"), "--report-dir", "REPORT_DIR", "--",
                sys.executable, "tests/mutants/agent_mutants.py", "close-005"],
 }
 
