@@ -17,6 +17,7 @@ import pytest
 
 from ..rules.first_contact import is_response
 from ..rules.monitor import MonitorContext
+from ..scenarios.model import FAULT_STEPS
 from .contact import KEPT_RULES, first_contact, turns_never_end
 from .judging import RunFacts, judge_run
 from .outcome import JudgedItem, TestOutcome
@@ -59,6 +60,13 @@ class ScenarioItem(JudgedItem):
         if why is not None:  # the target is not one the suite can judge: the rest of the run is not run
             reason = f"not run: {why['sentence']}"
             self.acp_outcome = TestOutcome(rules=list(self.scenario.rules), skipped=reason, stopped=True)
+            pytest.skip(reason)
+        if self.fault_off(state):  # collected, so that its rules are not-exercised (not not-tested), never run
+            from ..rules.verdicts import NOT_EXERCISED_SKIP
+            reason = (f"{NOT_EXERCISED_SKIP}a fault scenario (docs/faults.md): it injects "
+                      f"{', '.join(sorted({s.kind for s in self.scenario.steps if s.kind in FAULT_STEPS}))}; "
+                      "run with --acp-faults")
+            self.acp_outcome = TestOutcome(rules=list(self.scenario.rules), skipped=reason)
             pytest.skip(reason)
         if state.validator is None:  # compiled once per process, reused by every test
             from ..protocol.validate import Validator
@@ -108,12 +116,20 @@ class ScenarioItem(JudgedItem):
         return self._facts(state, findings, result, ctx, contact, target_may_decline=True,
                            driven_again=drive.driven_again)
 
+    def fault_off(self, state: SuiteState) -> bool:
+        """A fault scenario in a run without --acp-faults: skipped at once, before any process starts."""
+        return state.side == "agent" and getattr(self.scenario, "faulty", False) and not state.run.faults
+
     def _may_prestart(self) -> bool:
+        if getattr(self.scenario, "faulty", False):  # no spare wasted on a skipped one
+            return bool(self.config.stash[STATE].run.faults)
         return self.scenario.options.get("prestart", True) is not False
 
     def runs_alone(self) -> bool:
-        """Nothing runs beside this scenario: it must see its target start with it, or its verdict hangs on timing."""
-        return not self._may_prestart() or self.scenario.options.get("run_ahead", True) is False
+        """Nothing runs beside this scenario: it must see its target start with it, or its verdict hangs on timing.
+        A fault scenario runs alone too (a pause, a kill, a half-close must not share the machine's timing)."""
+        return (not self._may_prestart() or self.scenario.options.get("run_ahead", True) is False
+                or getattr(self.scenario, "faulty", False))
 
     def ahead_rank(self) -> int:
         """Its rank when running ahead reorders the tests (run_ahead.order_for_running_ahead): alone, long, the rest."""

@@ -104,6 +104,10 @@ def add_options(parser: pytest.Parser) -> None:
     g.addoption("--acp-require-coverage", dest="acp_require_coverage", action="store_true", default=False,
                 help="certification: a rule whose situation the target never created (not-exercised) blocks too, "
                      "unless a waiver names it")
+    g.addoption("--acp-faults", dest="acp_faults", action="store_true", default=False,
+                help="also run the fault scenarios (docs/faults.md): a lost response retried after a restart, a crash "
+                     "mid-turn, a duplicated message, a cancel held past the idle, a half-closed stdin, a slow "
+                     "client; without it they are skipped as not exercised")
     g.addoption("--acp-auth-method", dest="acp_auth_method", default=None, metavar="ID",
                 help="call auth/login with this methodId right after every initialize (before session/new)")
     # each concern registers its own options (one module each, so they stay apart)
@@ -150,6 +154,7 @@ class RunConfig:
     rules: frozenset[str]  # --acp-rules: run only the scenarios bound to these (empty: all)
     model_url: str | None  # --acp-model: the base URL of the scripted model server this process started
     fuzz: Mapping[str, Any] | None  # the --acp-fuzz settings, or None when it is off
+    faults: bool = False  # --acp-faults: the fault scenarios run (docs/faults.md)
     revision: str = "preview"  # --acp-revision: whose verdict sets the exit status (protocol/revisions.py)
 
     @property
@@ -327,4 +332,5 @@ def build_run_config(config: pytest.Config) -> RunConfig | None:
         budget=_budget(config), prompts=_prompts(config), monitor_options=monitor_options,
         strict=bool(config.getoption("acp_strict")), require_coverage=bool(config.getoption("acp_require_coverage")),
         waivers_file=config.getoption("acp_expected_failures", default=None),
-        no_redact=bool(config.getoption("acp_no_redact", default=False)), fuzz=_fuzz(config), model_url=model_url)
+        no_redact=bool(config.getoption("acp_no_redact", default=False)), fuzz=_fuzz(config), model_url=model_url,
+        faults=bool(config.getoption("acp_faults", default=False)))

@@ -33,13 +33,24 @@ STEPS: dict[str, set[str]] = {
     "note": {"text"},
     "set_config": {"session", "pick", "to", "save"},
     "answer_held": {"session", "with"},  # answer the permission requests held so far (a late answer)
+    # fault steps (docs/faults.md; named after the faults of the upstream draft "ACP Remote Conformance and Fault
+    # Testing"): each only makes the situation happen, the monitors judge it; run with --acp-faults
+    "drop_response": {"request"},  # the response to $p was read, but the suite acts as if it never came
+    "kill": {"grace"},  # the agent dies at once (SIGKILL of its process group): a crash mid-turn
+    "duplicate": {"request", "timeout"},  # the exact line of $p written again (a duplicated message)
+    "delay": {"until", "then"},  # a message held back until a barrier (an idle, a response), then sent
+    "half_close": {"wait"},  # close the agent's stdin while its turn runs; wait (bounded) for its exit
+    "pause_reading": {"seconds"},  # stop reading the agent's stdout for a while (a slow client), bounded
 }
+# the fault steps: a scenario holding one is a fault scenario, run only with --acp-faults
+FAULT_STEPS = frozenset({"drop_response", "kill", "duplicate", "delay", "half_close", "pause_reading"})
 # keys every step takes: `if_saved: t` runs the step only when an earlier step saved $t (an optional
 # await that timed out saves nothing, and what depends on it is then left out, not a harness error)
 COMMON_KEYS = {"if_saved"}
 # a step may be written `cancel: s` instead of `cancel: {session: s}`
 SCALAR_KEY = {"cancel": "session", "close": "session", "raw": "line", "settle": "seconds",
-              "note": "text", "await": "response"}
+              "note": "text", "await": "response", "drop_response": "request", "duplicate": "request",
+              "pause_reading": "seconds"}
 
 
 class ScenarioFileError(Exception):
@@ -66,6 +77,11 @@ class Scenario:
     requires: list[str] = field(default_factory=list)  # capability paths, e.g. session.delete
     options: dict[str, Any] = field(default_factory=dict)  # monitor option overrides
     side: str = "agent"
+
+    @property
+    def faulty(self) -> bool:
+        """It injects a fault (docs/faults.md): it runs only with --acp-faults."""
+        return any(s.kind in FAULT_STEPS for s in self.steps)
 
     @property
     def long_turn(self) -> bool:
@@ -97,7 +113,17 @@ def _step(path: Path, name: str, i: int, raw: Any) -> Step:
     if unknown:
         raise _fail(path, where, f"{kind} does not take {', '.join(sorted(unknown))} "
                                  f"(it takes {', '.join(sorted(STEPS[kind]))})")
-    return Step(kind, dict(args), i)
+    args = dict(args)
+    if kind == "delay":  # the held message is a step of its own, sent once the barrier is reached
+        until = args.get("until")
+        if not isinstance(until, dict) or len(until) != 1 or not set(until) <= {"idle", "response"}:
+            raise _fail(path, where, "delay needs until: {idle: $s} or until: {response: $p} (the barrier)")
+        if args.get("then") is None:
+            raise _fail(path, where, "delay needs then: the step whose message is held back until the barrier")
+        args["then"] = _step(path, name, i, args["then"])
+        if args["then"].kind in FAULT_STEPS or args["then"].kind in ("restart", "settle", "await"):
+            raise _fail(path, where, "delay's then is a step that sends a message (cancel, prompt, request, notify...)")
+    return Step(kind, args, i)
 
 
 def load_file(path: str | Path, known_rules: set[str] | None = None, side: str = "agent") -> list[Scenario]:
