@@ -275,6 +275,8 @@ class Transport:
                     chunk = await stream.receive(READ_CHUNK)
                 except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
                     break
+                if self._reading_held is not None:  # taken from the pipe as the hold began: read after it
+                    await self._reading_held.wait()
                 lines.feed(chunk)
             rest = lines.end()
             if rest is not None:
