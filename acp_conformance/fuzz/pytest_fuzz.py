@@ -111,7 +111,7 @@ class FuzzItem(JudgedItem):
         prompts = {k: v for k, v in r.prompts.items() if isinstance(v, str)}
         return FuzzConfig(list(r.argv), env=dict(r.env), timeout=r.timeout,
                           startup_timeout=r.startup_timeout, prompts={**FuzzConfig([]).prompts, **prompts},
-                          schema_path=r.schema_path, strict=r.strict, revision=r.revision)
+                          schema_path=r.schema_path, strict=r.strict, revision=r.revision, faults=r.faults)
 
     def _write_transcript(self, state, result) -> str:
         from ..report.redact import transcript_jsonl  # secrets masked in the file, as for the scenarios

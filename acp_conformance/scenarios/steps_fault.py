@@ -77,7 +77,12 @@ class FaultSteps:
         """The message of step ``then`` is held back until the barrier ``until`` ({idle: $s}: the next idle of
         the session; {response: $p}: the response to a saved request), then sent: e.g. a cancel the client wrote
         while the turn ran, arriving only just after its idle."""
-        then: Step = a["then"]
+        then = a["then"]
+        if isinstance(then, dict) and len(then) == 1:  # a step built in memory (the fuzzer's), not loaded
+            (kind, args), = then.items()
+            then = Step(kind, args if isinstance(args, dict) else {"session": args}, step.index)
+        if not isinstance(then, Step):
+            raise HarnessError(f"{step.describe()}: delay's then is one step")
         self._fault("delay", f"{then.kind} held back until {', '.join(f'{k}' for k in a['until'])}")
         await self._step_await(dict(a["until"]), step)
         self._fault("delay", f"{then.kind} released after the barrier")
