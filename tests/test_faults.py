@@ -4,6 +4,9 @@ exercised without it, and are not exercised on an agent that keeps sessions only
 
 from __future__ import annotations
 
+import shlex
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -14,7 +17,7 @@ from acp_conformance.plugin.options import DEFAULT_PROMPTS
 from acp_conformance.scenarios.model import ScenarioFileError, load_file
 from acp_conformance.scenarios.runner import Runner, RunSettings, TargetSpec
 from acp_conformance.wire.transcript import EV_EXIT, EV_NOTE, EV_START, EV_STDIN_CLOSED
-from suite_run import REFERENCE_AGENT, ROOT, run_suite
+from suite_run import REFERENCE_AGENT, ROOT, mutant_cmd, run_suite
 
 FAULTS = ROOT / "scenarios" / "agent" / "faults.yaml"
 
@@ -189,3 +192,52 @@ def test_on_an_agent_keeping_sessions_in_memory_the_restart_scenarios_are_not_ex
     assert all("answered -32002" in tests[n]["skipped"] for n in skipped)
     assert run.status("IDEM-005") == "not-exercised" and not run.with_status("fail")
 
+
+
+# -- the fuzzer: fuzz --faults -------------------------------------------------------------------------------------
+
+def test_fuzz_faults_finds_the_forgotten_key_and_shrinks_to_a_scenario_with_its_kill(tmp_path):
+    """The fault rules interleave a crash, a resume and a retry under the key; the counterexample keeps the fault
+    step, and replay reproduces it (the fault steps are ordinary scenario steps)."""
+    target = shlex.join(mutant_cmd("fault-forgets-keys-across-restart"))
+    proc = subprocess.run([sys.executable, "-m", "acp_conformance", "fuzz", "--faults", "--seed", "0",
+                           "--max-examples", "30", "--steps", "40", "--budget", "90", "--report-dir", str(tmp_path),
+                           "--agent-cmd", target], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert proc.returncode == 1 and "FINDING: IDEM-005 failed" in proc.stdout, proc.stdout[-2000:]
+    example = (tmp_path / "fuzz-counterexample.yaml").read_text()
+    assert "- kill" in example and "idempotencyKey" in example
+    again = subprocess.run([sys.executable, "-m", "acp_conformance", "replay", str(tmp_path / "fuzz-counterexample.yaml"),
+                            "--agent-cmd", target, "--report-dir", str(tmp_path / "replay")],
+                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert again.returncode == 1 and "IDEM-005" in again.stdout, again.stdout[-2000:]
+
+
+# -- monitors: work the suite itself cut is owed nothing ------------------------------------------------------------
+
+def test_a_turn_cut_by_the_suites_kill_owes_no_idle_there():
+    """The connection ended by a kill the suite injected: the turn in flight is not failed for its missing idle
+    (PROMPT-012); without the fault note the same frames fail it."""
+    from acp_conformance.rules.findings import FAIL
+    from monitor_transcripts import A, C, Player, upd
+
+    def frames(cut: bool):
+        p = Player()
+        p.play("\n".join([
+            C({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 2, "capabilities": {}}}),
+            A({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": 2, "capabilities": {"session": {}}}}),
+            C({"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/tmp", "mcpServers": []}}),
+            A({"jsonrpc": "2.0", "id": 1, "result": {"sessionId": "s1"}}),
+            C({"jsonrpc": "2.0", "id": 2, "method": "session/prompt",
+               "params": {"sessionId": "s1", "prompt": [{"type": "text", "text": "x"}]}}),
+            A(upd("s1", {"sessionUpdate": "user_message", "messageId": "m1", "content": [{"type": "text", "text": "x"}]})),
+            A({"jsonrpc": "2.0", "id": 2, "result": {"messageId": "m1"}}),
+            A(upd("s1", {"sessionUpdate": "state_update", "state": "requires_action"})),
+            "@+2",
+        ]))
+        if cut:
+            p.event("note", text="fault kill: SIGKILL to the agent's process group", fault="kill")
+        p.event("exit", returncode=-9, signal=9)
+        return [f for f in p.finish() if f.rule == "PROMPT-012"]
+
+    assert any(f.status == FAIL for f in frames(False))
+    assert frames(True) and not any(f.status == FAIL for f in frames(True))
