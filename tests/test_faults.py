@@ -1,6 +1,7 @@
 """The fault steps (docs/faults.md) against the reference agent: each makes its situation happen and marks it in
-the transcript, and leaves no process behind (the kill and its restart: both pids gone); the fault scenarios run only with --acp-faults, are skipped as not
-exercised without it, and are not exercised on an agent that keeps sessions only in memory."""
+the transcript, and leaves no process behind (the kill and its restart: both pids gone); the fault scenarios run
+only with --acp-faults, are skipped as not exercised without it, and are not exercised on an agent that keeps
+sessions only in memory; fuzz --faults; work the suite itself cut owes nothing."""
 
 from __future__ import annotations
 

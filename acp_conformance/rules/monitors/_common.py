@@ -158,7 +158,8 @@ class ConnLog:
 
     def cut_desc(self) -> str:
         assert self.cut is not None
-        return f"the suite itself cut the connection mid-work ({(self.cut.detail or {}).get('text')}, t={self.cut.t:.2f})"
+        what = (self.cut.detail or {}).get("text")
+        return f"the suite itself cut the connection mid-work ({what}, t={self.cut.t:.2f})"
 
     def waited(self, since: float) -> float:
         return max(0.0, (self.end_t if self.end_t is not None else since) - since)

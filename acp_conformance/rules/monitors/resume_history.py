@@ -356,12 +356,18 @@ class ResumeLifecycleMonitor(ConnMonitor):
         idempotencyKey, none answered with an error), and no submission's message replayed cut short."""
         subs: dict[str, set] = {}  # prompt text -> its submissions
         ids: dict[Any, str] = {}  # messageId a submission was answered with -> its text
+        live: set = set()  # messageIds of prompts sent during the resume: live insertions, not history
         for p in self.sent_prompts:
-            if p.session_id != r.sid or p.order > r.req.order:
+            # a prompt written while the resume runs may be inserted before its response (RESUME-013 judges when):
+            # it counts as a submission, and its own messageId is no replay
+            if p.session_id != r.sid or p.order > resp.order:
                 continue
             a = next((x for x in p.responses if not x.duplicate), None)
             if a is not None and not a.ok:
                 continue  # refused: not inserted (PROMPT-004)
+            if p.order > r.req.order and a is not None and isinstance(a.result, dict) \
+                    and hashable(a.result.get("messageId")):
+                live.add(a.result["messageId"])
             text = _text_of(p.params.get("prompt"))
             if text:
                 key = p.params.get("idempotencyKey")
@@ -372,7 +378,7 @@ class ResumeLifecycleMonitor(ConnMonitor):
         replayed: dict[Any, list[Msg]] = {}  # messageId -> its user-message updates in the replay
         for m in r.inside:
             u = m.msg["params"]["update"]
-            if u.get("sessionUpdate") in USER_KINDS and hashable(u.get("messageId")):
+            if u.get("sessionUpdate") in USER_KINDS and hashable(u.get("messageId")) and u.get("messageId") not in live:
                 replayed.setdefault(u.get("messageId"), []).append(m)
         texts = {mid: "".join(_text_of(x.msg["params"]["update"].get("content")) for x in ms)
                  for mid, ms in replayed.items()}
