@@ -242,3 +242,55 @@ def test_a_turn_cut_by_the_suites_kill_owes_no_idle_there():
 
     assert any(f.status == FAIL for f in frames(False))
     assert frames(True) and not any(f.status == FAIL for f in frames(True))
+
+
+# -- a case in the draft's field names ------------------------------------------------------------------------------
+
+CASE = """\
+caseId: mutation.response_lost.retry
+profile: acp.remote.v2
+requiresCapabilities: [capabilities.session]
+actors: [client-a, agent]
+invariants: [IDEM-005, RESUME-014]
+allowedOutcomes: [the original messageId, an error]
+steps:
+  - initialize: {}
+  - new_session: {save: s}
+  - prompt: {session: $s, text: "ping", key: "case-key", save: p}
+  - drop_response: $p
+  - restart
+  - initialize: {}
+  - resume: {session: $s, replay: true, expect: ok}
+  - prompt: {session: $s, text: "ping", key: "case-key", wait: response}
+"""
+
+
+def test_a_case_in_the_drafts_field_names_is_read_as_a_scenario(tmp_path):
+    f = tmp_path / "case.yaml"
+    f.write_text(CASE)
+    s, = load_file(f, known_rules={"IDEM-005", "RESUME-014"})
+    assert (s.name, s.rules, s.requires) == ("mutation.response_lost.retry", ["IDEM-005", "RESUME-014"], ["session"])
+    assert "Allowed outcomes: the original messageId; an error." in s.description and s.faulty
+
+
+@pytest.mark.parametrize("edit, says", [
+    (("requiresCapabilities: [capabilities.session]", "requiresCapabilities: [session]"), "starting with capabilities."),
+    (("actors: [client-a, agent]", "actors: [client-a, client-b, agent]"), "one client and one agent"),
+    (("invariants: [IDEM-005, RESUME-014]", "invariants: [NOPE-1]"), "unknown rule IDs NOPE-1"),
+    (("allowedOutcomes: [the original messageId, an error]", "allowedOutcomes: 3"), "allowedOutcomes is a list"),
+    (("profile: acp.remote.v2", "profile: acp.remote.v2\nfrobs: 1"), "unknown keys frobs"),
+])
+def test_a_bad_case_is_a_file_error(tmp_path, edit, says):
+    f = tmp_path / "case.yaml"
+    f.write_text(CASE.replace(*edit))
+    with pytest.raises(ScenarioFileError, match=says):
+        load_file(f, known_rules={"IDEM-005", "RESUME-014"})
+
+
+def test_replay_runs_a_case_against_the_reference_agent(tmp_path):
+    f = tmp_path / "case.yaml"
+    f.write_text(CASE)
+    proc = subprocess.run([sys.executable, "-m", "acp_conformance", "replay", str(f), "--agent-cmd",
+                           shlex.join(REFERENCE_AGENT), "--report-dir", str(tmp_path / "r")],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert proc.returncode == 0 and "PASSED" in proc.stdout, proc.stdout[-2000:]

@@ -126,6 +126,51 @@ def _step(path: Path, name: str, i: int, raw: Any) -> Step:
     return Step(kind, args, i)
 
 
+CASE_KEYS = {"caseId", "profile", "requiresCapabilities", "actors", "steps", "invariants", "allowedOutcomes",
+             "description", "options"}
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) and v for v in value)
+
+
+def _from_case(path: Path, n: int, case: dict[str, Any]) -> dict[str, Any]:
+    """A case of the upstream draft "ACP Remote Conformance and Fault Testing" (caseId, profile,
+    requiresCapabilities, actors, steps, invariants, allowedOutcomes) as a scenario: docs/faults.md has the
+    mapping. Its steps are written in this format's step vocabulary; its invariants are rule IDs."""
+    cid = case.get("caseId")
+    if not isinstance(cid, str) or not cid.strip():
+        raise _fail(path, f"case {n + 1}", "caseId is a non-empty string")
+    where = f"case {cid!r}"
+    unknown = set(case) - CASE_KEYS
+    if unknown:
+        raise _fail(path, where, f"unknown keys {', '.join(sorted(unknown))} (a case has {', '.join(sorted(CASE_KEYS))})")
+    req = case.get("requiresCapabilities", [])
+    if not _strings(req) or not all(r.startswith("capabilities.") and len(r) > 13 for r in req):
+        raise _fail(path, where, "requiresCapabilities is a list of capability paths, each starting with capabilities.")
+    actors = case.get("actors", [])
+    if not _strings(actors) or len(set(actors)) != len(actors):
+        raise _fail(path, where, "actors is a list of distinct names")
+    if len(actors) > 2:
+        raise _fail(path, where, f"{len(actors)} actors: a stdio connection has one client and one agent")
+    outcomes = case.get("allowedOutcomes", [])
+    if not _strings(outcomes):
+        raise _fail(path, where, "allowedOutcomes is a list of strings (the outcomes the protocol allows)")
+    profile = case.get("profile")
+    if profile is not None and not (isinstance(profile, str) and profile):
+        raise _fail(path, where, "profile is a non-empty string")
+    said = [str(case.get("description") or "").strip()]
+    if profile:
+        said.append(f"Profile {profile}.")
+    if outcomes:
+        said.append("Allowed outcomes: " + "; ".join(outcomes) + ".")
+    scenario = {"name": cid, "description": " ".join(x for x in said if x), "rules": case.get("invariants") or [],
+                "requires": [r[len("capabilities."):] for r in req], "steps": case.get("steps")}
+    if "options" in case:
+        scenario["options"] = case["options"]
+    return scenario
+
+
 def load_file(path: str | Path, known_rules: set[str] | None = None, side: str = "agent") -> list[Scenario]:
     p = Path(path)
     try:
@@ -147,6 +192,8 @@ def load_file(path: str | Path, known_rules: set[str] | None = None, side: str =
     out = []
     seen = set()
     for n, item in enumerate(items):
+        if isinstance(item, dict) and "caseId" in item:  # a case in the draft's field names (docs/faults.md)
+            item = _from_case(p, n, item)
         if not isinstance(item, dict):
             raise _fail(p, f"scenario {n + 1}", "a scenario is a mapping with name, rules and steps")
         name = item.get("name")
