@@ -198,17 +198,17 @@ def test_on_an_agent_keeping_sessions_in_memory_the_restart_scenarios_are_not_ex
 # -- the fuzzer: fuzz --faults -------------------------------------------------------------------------------------
 
 def test_fuzz_faults_finds_the_forgotten_key_and_shrinks_to_a_scenario_with_its_kill(tmp_path):
-    """The fault rules interleave a crash, a resume and a retry under the key; the counterexample keeps the fault
+    """(--strict: IDEM-005 is a SHOULD NOT, a warning.) The fault rules interleave a crash, a resume and a retry under the key; the counterexample keeps the fault
     step, and replay reproduces it (the fault steps are ordinary scenario steps)."""
     target = shlex.join(mutant_cmd("fault-forgets-keys-across-restart"))
-    proc = subprocess.run([sys.executable, "-m", "acp_conformance", "fuzz", "--faults", "--seed", "0",
+    proc = subprocess.run([sys.executable, "-m", "acp_conformance", "fuzz", "--faults", "--strict", "--seed", "0",
                            "--max-examples", "30", "--steps", "40", "--budget", "90", "--report-dir", str(tmp_path),
                            "--agent-cmd", target], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert proc.returncode == 1 and "FINDING: IDEM-005 failed" in proc.stdout, proc.stdout[-2000:]
     example = (tmp_path / "fuzz-counterexample.yaml").read_text()
     assert "- kill" in example and "idempotencyKey" in example
     again = subprocess.run([sys.executable, "-m", "acp_conformance", "replay", str(tmp_path / "fuzz-counterexample.yaml"),
-                            "--agent-cmd", target, "--report-dir", str(tmp_path / "replay")],
+                            "--strict", "--agent-cmd", target, "--report-dir", str(tmp_path / "replay")],
                            capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert again.returncode == 1 and "IDEM-005" in again.stdout, again.stdout[-2000:]
 
