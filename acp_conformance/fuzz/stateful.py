@@ -88,7 +88,11 @@ class MachineDraws:
 
 
 def machine_for(fs: FuzzSession) -> Callable[[], AgentMachine]:
-    """The factory of the run's examples (what ``run_state_machine_as_test`` calls once per example)."""
+    """The factory of the run's examples (what ``run_state_machine_as_test`` calls once per example); with
+    --faults, the machine with the fault rules too (fuzz/fault_rules.py: a run without them draws as before)."""
+    if fs.config.faults:
+        from .fault_rules import FaultAgentMachine
+        return functools.partial(FaultAgentMachine, fs, MachineDraws(fs))
     return functools.partial(AgentMachine, fs, MachineDraws(fs))
 
 
@@ -381,53 +385,6 @@ class AgentMachine(ExampleSteps):
             self.other_request(data, d(sampled(_OTHER_METHODS), "method"), d(request_ids, "rid"))
         else:
             self.envelope(d(self.fresh_envelope_cases, "case"), d(request_ids, "rid"))
-
-    # -- faults (--faults; docs/faults.md): each makes its situation happen, the monitors judge it --------------
-    @precondition(lambda self: self.fs.config.faults and self.known()
-                  and not any(s.queued or s.pending for s in self.sessions.values()))
-    @rule(data=st.data(), rid=request_ids, retry_rid=request_ids, mid_turn=st.booleans())
-    def fault_crash(self, data, rid, retry_rid, mid_turn):
-        """The agent is killed (mid-turn, when a turn runs and ``mid_turn``), started again, and a session resumed
-        from the start; its last keyed prompt, whose answer the client acts as if lost, is sent again (IDEM-005,
-        RESUME-014). A resume answered -32002 (sessions kept in memory only) leaves the session behind."""
-        ref = self.pick(data, self.known())
-        if not mid_turn:
-            for r in list(self.sessions):
-                self.idle(r)
-        self.crash()
-        s = self.sessions[ref]
-        save = self.request("session/resume", {"sessionId": ref, "cwd": s.cwd or "$cwd",
-                                               "replayFrom": {"type": "start"}}, rid)
-        if self.ok(save):
-            s.alive = True
-            if s.keyed:
-                self.request("session/prompt", dict(s.keyed), retry_rid)
-
-    @precondition(lambda self: self.fs.config.faults
-                  and any(self.sessions[r].keyed_save for r in self.alive(busy=False)))
-    @rule(data=st.data())
-    def fault_duplicate(self, data):
-        """The line of the session's last keyed prompt written again, its id and key, once it was answered."""
-        ref = data.draw(sampled([r for r in self.alive(busy=False) if self.sessions[r].keyed_save]), label="session")
-        self.idle(ref)
-        self.do({"duplicate": {"request": "$" + self.sessions[ref].keyed_save}})
-
-    @precondition(lambda self: self.fs.config.faults
-                  and any(self.sessions[r].ending and not self.sessions[r].queued for r in self.alive(busy=False)))
-    @rule(data=st.data())
-    def fault_delayed_cancel(self, data):
-        """A cancel the client wrote while the turn ran, held back until just after its idle."""
-        ref = data.draw(sampled([r for r in self.alive(busy=False) if self.sessions[r].ending
-                                 and not self.sessions[r].queued]), label="session")
-        self.sessions[ref].ending = False  # the delay's barrier is that turn's idle
-        self.do({"delay": {"until": {"idle": ref}, "then": {"cancel": ref}}})
-
-    @precondition(lambda self: self.fs.config.faults and any(s.ending or s.busy for s in self.sessions.values()
-                                                             if s.alive))
-    @rule(seconds=st.sampled_from([0.2, 0.5, 1.0]))
-    def fault_pause_reading(self, seconds):
-        """A slow client: nothing is read for a moment while a turn runs."""
-        self.do({"pause_reading": {"seconds": seconds}})
 
     @invariant()
     def no_blocking_failure(self):
