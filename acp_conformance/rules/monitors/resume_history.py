@@ -401,6 +401,10 @@ class ResumeLifecycleMonitor(ConnMonitor):
         if judged:
             self.pass_few("RESUME-014", f"{label}: each submitted user message was replayed at most once, whole.",
                           [resp, r.req])
+        elif subs:
+            self.not_exercised("RESUME-014", f"{label}: none of the {sum(len(k) for k in subs.values())} submitted "
+                               "user message(s) was replayed (retention is optional), so none could be replayed "
+                               "twice.", fr([resp, r.req]))
 
 
 def _text_of(content: Any) -> str:
