@@ -62,8 +62,13 @@ class ScenarioItem(JudgedItem):
             pytest.skip(reason)
         if self.fault_off(state):  # collected, so that its rules are not-exercised (not not-tested), never run
             from ..rules.verdicts import NOT_EXERCISED_SKIP
+            from ..scenarios.run_types import RunResult
+            from ..wire.transcript import EV_NOTE, Transcript
             reason = f"{NOT_EXERCISED_SKIP}a fault scenario (docs/faults.md): it runs with --acp-faults"
-            self.acp_outcome = TestOutcome(rules=list(self.scenario.rules), skipped=reason)
+            result = RunResult(Transcript())
+            result.transcript.event(EV_NOTE, text=reason)  # its transcript says why nothing ran
+            self.acp_outcome = TestOutcome(rules=list(self.scenario.rules), skipped=reason,
+                                           transcript=self._write_transcript(state, result))
             pytest.skip(reason)
         if state.validator is None:  # compiled once per process, reused by every test
             from ..protocol.validate import Validator

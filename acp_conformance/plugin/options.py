@@ -105,9 +105,9 @@ def add_options(parser: pytest.Parser) -> None:
                 help="certification: a rule whose situation the target never created (not-exercised) blocks too, "
                      "unless a waiver names it")
     g.addoption("--acp-faults", dest="acp_faults", action="store_true", default=False,
-                help="also run the fault scenarios (docs/faults.md): a lost response retried after a restart, a crash "
-                     "mid-turn, a duplicated message, a cancel held past the idle, a half-closed stdin, a slow "
-                     "client; without it they are skipped as not exercised")
+                help="also run the fault scenarios (docs/faults.md), skipped otherwise: a lost response retried "
+                     "after a restart, a crash mid-turn, a duplicated message, a cancel held past the idle, a "
+                     "half-closed stdin, a slow client")
     g.addoption("--acp-auth-method", dest="acp_auth_method", default=None, metavar="ID",
                 help="call auth/login with this methodId right after every initialize (before session/new)")
     # each concern registers its own options (one module each, so they stay apart)
