@@ -294,3 +294,36 @@ def test_replay_runs_a_case_against_the_reference_agent(tmp_path):
                            shlex.join(REFERENCE_AGENT), "--report-dir", str(tmp_path / "r")],
                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert proc.returncode == 0 and "PASSED" in proc.stdout, proc.stdout[-2000:]
+
+
+def test_a_cancel_cut_by_the_suites_kill_owes_no_cancelled_idle_there():
+    """CANCEL-001 likewise: a cancel sent just before the suite killed the agent is not failed for the idle that
+    the dead process could not send; without the fault note the same frames fail it."""
+    from acp_conformance.rules.findings import FAIL
+    from monitor_transcripts import A, C, Player, upd
+
+    def prompt(i, mid):
+        return [C({"jsonrpc": "2.0", "id": i, "method": "session/prompt",
+                   "params": {"sessionId": "s1", "prompt": [{"type": "text", "text": "x"}]}}),
+                A(upd("s1", {"sessionUpdate": "user_message", "messageId": mid,
+                             "content": [{"type": "text", "text": "x"}]})),
+                A({"jsonrpc": "2.0", "id": i, "result": {"messageId": mid}}),
+                A(upd("s1", {"sessionUpdate": "state_update", "state": "running"}))]
+
+    def frames(cut: bool):
+        p = Player()
+        p.play("\n".join([
+            C({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 2, "capabilities": {}}}),
+            A({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": 2, "capabilities": {"session": {}}}}),
+            C({"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/tmp", "mcpServers": []}}),
+            A({"jsonrpc": "2.0", "id": 1, "result": {"sessionId": "s1"}}),
+            *prompt(2, "m1"), A(upd("s1", {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"})),
+            *prompt(3, "m2"), C({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s1"}}), "@+2",
+        ]))
+        if cut:
+            p.event("note", text="fault kill: SIGKILL to the agent's process group", fault="kill")
+        p.event("exit", returncode=-9, signal=9)
+        return [f for f in p.finish() if f.rule == "CANCEL-001"]
+
+    assert any(f.status == FAIL for f in frames(False))
+    assert frames(True) and not any(f.status == FAIL for f in frames(True))
