@@ -266,6 +266,10 @@ def _fuzz_parser(prog: str, replay: bool) -> argparse.ArgumentParser:
         p.add_argument("--prestart-restarts", action="store_true",
                        help="agents: start the process of a resume in a new process ahead too, in the example's "
                             "directory (only for an agent that reads what it stored when asked, not at start-up)")
+        p.add_argument("--faults", action="store_true",
+                       help="agents: interleave faults into the examples (docs/faults.md): the agent killed mid-turn "
+                            "and resumed, a lost answer retried under its key, a duplicated prompt, a cancel held "
+                            "past the idle, a pause in reading; shrunk to a scenario with its fault steps")
         p.add_argument("--no-prestart", action="store_true",
                        help="agents: start each example's process only when the example starts (by default it "
                             "starts while the example before runs, so two processes of the agent exist at once)")
@@ -354,7 +358,8 @@ def run_fuzz(argv: list[str]) -> int:
         from .fuzz.run import fuzz
         from .fuzz.config import FuzzConfig
         result = fuzz(FuzzConfig(target, timeout=a.timeout, strict=a.strict, prestart=not a.no_prestart,
-                                          prestart_restarts=a.prestart_restarts, **_revision_kw(a)), **kw)
+                                          prestart_restarts=a.prestart_restarts, faults=a.faults,
+                                          **_revision_kw(a)), **kw)
     print("\n".join(fuzz_summary(result, side, target)[1:]))  # the first line is printed above
     if result.first_contact is not None:
         return _not_judged_status(result.first_contact)

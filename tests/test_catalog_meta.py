@@ -32,9 +32,6 @@ NO_MUTANT = {
                   "idle session; it never fails or warns",
     "EXT-002": "a MAY: a `$/` notification may be ignored; the monitor only notes (INFO) an answer to one or "
                "a connection that ends after it, never fails or warns",
-    "TRANSPORT-011": "a SHOULD with a 5 s allowance, longer than the suite's default shutdown grace (2 s): an "
-                     "agent that outlives its closed stdin is killed first and the rule ends not-tested, never "
-                     "warn, so a mutant cannot be flagged by a default run",
 }
 
 

@@ -93,3 +93,67 @@ def test_resume_error_is_not_judged():
     findings = run("\n".join(RESUME_REPLAY.strip().splitlines()[:4]))
     assert not [f for f in findings if f.rule in ("RESUME-002", "RESUME-003", "RESUME-004")]
     assert not bad(findings)
+
+
+# --- RESUME-014: each submitted user message replayed at most once, whole (a crash mid-turn, a restart) -----------
+
+U2_REPLAYED = 'A->C {"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"sess_1","update":{"sessionUpdate":"user_message","messageId":"msg_u2","content":[{"type":"text","text":"Write a long story"}]}}}    # history'
+
+
+def test_resume_014_the_reference_transcript_passes():
+    assert PASS in statuses(run(BASE), "RESUME-014")
+
+
+def test_resume_014_a_message_replayed_twice_under_two_ids_fails():
+    """The interrupted prompt re-inserted on recovery: one submission, two messages in the history."""
+    again = U2_REPLAYED.replace("msg_u2", "msg_u2_recovered")
+    assert_fails(run(change(BASE, U2_REPLAYED, U2_REPLAYED + "\n" + again)), "RESUME-014")
+
+
+def test_resume_014_a_message_cut_short_under_its_id_fails():
+    half = U2_REPLAYED.replace("Write a long story", "Write a lo")
+    findings = run(change(BASE, U2_REPLAYED, half))
+    assert FAIL in statuses(findings, "RESUME-014")
+
+
+def test_resume_014_a_message_missing_from_the_replay_is_not_judged_a_duplicate():
+    findings = run(change(BASE, U2_REPLAYED + "\n", ""))
+    assert FAIL not in statuses(findings, "RESUME-014")
+
+
+def test_resume_014_counts_submissions_one_per_key_and_the_same_text_sent_twice():
+    """Two prompts of the same text are two messages; two attempts under one key are one."""
+    from monitor_transcripts import C
+
+    def prompt(i, key=None):
+        params = {"sessionId": "sess_9", "prompt": [{"type": "text", "text": "ping"}]}
+        if key:
+            params["idempotencyKey"] = key
+        return C({"jsonrpc": "2.0", "id": i, "method": "session/prompt", "params": params})
+
+    def user(mid):
+        return A(upd("sess_9", {"sessionUpdate": "user_message", "messageId": mid,
+                                "content": [{"type": "text", "text": "ping"}]}))
+
+    def turn(i, mid):
+        return "\n".join([user(mid), A({"jsonrpc": "2.0", "id": i, "result": {"messageId": mid}}),
+                          A(upd("sess_9", {"sessionUpdate": "state_update", "state": "running"})),
+                          A(upd("sess_9", {"sessionUpdate": "state_update", "state": "idle", "stopReason": "end_turn"}))])
+
+    def resume(i, mids):
+        return "\n".join([C({"jsonrpc": "2.0", "id": i, "method": "session/resume",
+                             "params": {"sessionId": "sess_9", "cwd": "/tmp", "replayFrom": {"type": "start"}}}),
+                          *[user(m) for m in mids], A(upd("sess_9", {"sessionUpdate": "replay_complete"})),
+                          A(upd("sess_9", {"sessionUpdate": "state_update", "state": "idle"})),
+                          A({"jsonrpc": "2.0", "id": i, "result": {}})])
+
+    init = "\n".join([C({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 2, "capabilities": {}}}),
+                      A({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": 2, "capabilities": {"session": {}}}}),
+                      C({"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/tmp", "mcpServers": []}}),
+                      A({"jsonrpc": "2.0", "id": 1, "result": {"sessionId": "sess_9"}})])
+    twice = "\n".join([init, prompt(2), turn(2, "m1"), prompt(3), turn(3, "m2"), "@start", resume(1, ["m1", "m2"])])
+    assert PASS in statuses(run(twice), "RESUME-014") and FAIL not in statuses(run(twice), "RESUME-014")
+    keyed = "\n".join([init, prompt(2, "k"), turn(2, "m1"), prompt(3, "k"),
+                       A({"jsonrpc": "2.0", "id": 3, "result": {"messageId": "m1"}}),
+                       "@start", resume(1, ["m1", "m9"])])
+    assert FAIL in statuses(run(keyed), "RESUME-014")

@@ -3,7 +3,7 @@ from hand-written frames."""
 
 from __future__ import annotations
 
-from acp_conformance.rules.findings import FAIL, INFO, PASS
+from acp_conformance.rules.findings import FAIL, INFO, PASS, WARN
 from monitor_transcripts import A, C, run, upd
 
 S = "sess_1"
@@ -141,7 +141,7 @@ def test_agent_without_session_capability_is_not_judged():
     assert not by(f, "IDEM-001")
 
 
-def test_retry_after_a_restart_is_only_noted():
+def test_retry_after_a_restart_answered_differently_is_noted_under_idem_001_and_fails_idem_005():
     resume = "\n".join([
         C({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 2, "capabilities": {}}}),
         A({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": 2, "capabilities": {"session": {}}}}),
@@ -153,6 +153,7 @@ def test_retry_after_a_restart_is_only_noted():
     f = run(script)
     assert not by(f, "IDEM-001", FAIL)
     assert by(f, "IDEM-001", INFO)
+    assert by(f, "IDEM-005", WARN)  # accepted as a new submission (msg_u9) under a key already used
 
 
 def test_work_restarting_before_any_retry_is_not_blamed_on_the_key():
@@ -160,3 +161,59 @@ def test_work_restarting_before_any_retry_is_not_blamed_on_the_key():
     script = "\n".join([INIT, FIRST, turn("msg_a2"), "@+1", prompt(3), answer(3, "msg_u1"), "@+3"])
     f = run(script)
     assert not by(f, "IDEM-003", FAIL), by(f, "IDEM-003")
+
+
+# -- IDEM-005: a retry in a new agent process (a lost response, a crash) ------------------------------------------
+
+def _resumed(replayed=("msg_u1",)):
+    """A new connection that resumes S from the start, replaying the user messages ``replayed``."""
+    return "\n".join([
+        "@+1", "@start",
+        C({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 2, "capabilities": {}}}),
+        A({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": 2, "capabilities": {"session": {}}}}),
+        C({"jsonrpc": "2.0", "id": 1, "method": "session/resume",
+           "params": {"sessionId": S, "cwd": "/tmp", "replayFrom": {"type": "start"}}}),
+        *[user(mid) for mid in replayed],
+        A(upd(S, {"sessionUpdate": "replay_complete"})),
+        A(upd(S, {"sessionUpdate": "state_update", "state": "idle"})),
+        A({"jsonrpc": "2.0", "id": 1, "result": {}}),
+    ])
+
+
+def test_idem_005_a_retry_after_a_restart_answered_with_the_original_passes():
+    script = "\n".join([INIT, FIRST, _resumed(), prompt(2), answer(2, "msg_u1"), "@+3"])
+    f = run(script)
+    assert by(f, "IDEM-005", PASS) and not by(f, "IDEM-005", WARN)
+    assert not bad(f), bad(f)
+
+
+def test_idem_005_a_retry_after_a_restart_accepted_as_a_new_submission_warns():
+    """The agent kept the session but not the key: the message is inserted a second time (a warning: the RFD does
+    not say how long keys are kept)."""
+    script = "\n".join([INIT, FIRST, _resumed(), prompt(2), user("msg_u9"), answer(2, "msg_u9"), turn("msg_a9"), "@+3"])
+    f = run(script)
+    assert by(f, "IDEM-005", WARN) and not by(f, "IDEM-005", FAIL)
+    assert not by(f, "IDEM-001", FAIL) and by(f, "IDEM-001", INFO)  # the answer alone stays IDEM-001's note
+    assert {r for r, _ in bad(f)} == {"IDEM-005"}, bad(f)
+
+
+def test_idem_005_a_new_user_message_after_a_retry_answered_with_the_original_warns():
+    script = "\n".join([INIT, FIRST, _resumed(), prompt(2), user("msg_u9"), answer(2, "msg_u1"), "@+3"])
+    f = run(script)
+    assert by(f, "IDEM-005", WARN)
+
+
+def test_idem_005_a_refused_retry_is_noted_not_failed():
+    """The draft's operation_outcome_unknown: the agent did not keep the key and says so, inserting nothing."""
+    for code in (-32603, -32002):
+        script = "\n".join([INIT, FIRST, _resumed(), prompt(2),
+                            A({"jsonrpc": "2.0", "id": 2, "error": {"code": code, "message": "unknown outcome"}}),
+                            "@+3"])
+        f = run(script)
+        assert by(f, "IDEM-005", INFO) and not by(f, "IDEM-005", FAIL) and not by(f, "IDEM-005", WARN), code
+
+
+def test_idem_005_the_replay_before_the_retry_is_history_not_an_insertion():
+    script = "\n".join([INIT, FIRST, _resumed(("msg_u1", "msg_u0")), prompt(2), answer(2, "msg_u1"), "@+3"])
+    f = run(script)
+    assert by(f, "IDEM-005", PASS) and not by(f, "IDEM-005", WARN)

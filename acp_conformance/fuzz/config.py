@@ -50,6 +50,9 @@ class FuzzConfig:
     # a target that reads what it stored only at start-up would see the state of that moment, not of the
     # restart, and could be failed for it, DELETE-001 and DELETE-004 among the rules)
     prestart_restarts: bool = False
+    # fuzz --faults / --acp-fuzz --acp-faults: the examples interleave faults (docs/faults.md): a crash and restart
+    # with a resume and a retry of the last keyed prompt, a duplicated prompt, a cancel held past the idle, a pause
+    faults: bool = False
     thresholds: Thresholds | None = None
 
     def __post_init__(self) -> None:

@@ -42,6 +42,7 @@ class Session:
     queued: list[str] = field(default_factory=list)  # a prompt sent behind that turn (answered when inserted)
     pending: list[str] = field(default_factory=list)  # prompts sent while busy (answered when the work ends)
     keyed: dict[str, Any] | None = None  # the last prompt sent with an idempotencyKey (prompt_retry resends it)
+    keyed_save: str | None = None  # its saved request, on this connection (fault_duplicate writes its line again)
 
 
 class ExampleSteps(RuleBasedStateMachine):
@@ -303,7 +304,7 @@ class ExampleSteps(RuleBasedStateMachine):
         if self.ok(save):
             s.ending, s.turn = True, save
             if key is not None:
-                s.keyed = params  # what prompt_retry resends
+                s.keyed, s.keyed_save = params, save  # what prompt_retry resends, fault_duplicate writes again
 
     def idle(self, ref: str, tolerate: bool = False) -> str | None:
         """Wait for the end of the session's turn that ends by itself, if one runs (and of the turn
@@ -361,6 +362,20 @@ class ExampleSteps(RuleBasedStateMachine):
             self.used_ids.clear()
             for s in self.sessions.values():
                 s.alive = False
+                s.keyed_save = None
+            self.initialize_connection({"protocolVersion": 2, "info": {"name": "fuzz", "version": "0"}}, 0)
+        self.fs.refill_spare()
+
+    def crash(self):
+        """The agent killed (SIGKILL) whatever it is doing, and a new process started in the same directory: the
+        turns in flight end with it (none of its requests is still unanswered: see fault_crash's precondition)."""
+        with self.fs.spare_paused():
+            self.do({"kill": {}})
+            self.do({"restart": {}})
+            self.used_ids.clear()
+            for s in self.sessions.values():
+                s.alive = s.busy = s.ending = False
+                s.keyed_save = None
             self.initialize_connection({"protocolVersion": 2, "info": {"name": "fuzz", "version": "0"}}, 0)
         self.fs.refill_spare()
 

@@ -110,7 +110,7 @@ class FuzzItem(JudgedItem):
         r = state.run
         prompts = {k: v for k, v in r.prompts.items() if isinstance(v, str)}
         return FuzzConfig(list(r.argv), env=dict(r.env), prompts={**FuzzConfig([]).prompts, **prompts},
-                          schema_path=r.schema_path, thresholds=r.thresholds)
+                          schema_path=r.schema_path, thresholds=r.thresholds, faults=r.faults)
 
     def _write_transcript(self, state, result) -> str:
         from ..report.transcripts import write_transcript  # secrets masked in the file, as for the scenarios

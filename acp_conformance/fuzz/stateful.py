@@ -88,7 +88,11 @@ class MachineDraws:
 
 
 def machine_for(fs: FuzzSession) -> Callable[[], AgentMachine]:
-    """The factory of the run's examples (what ``run_state_machine_as_test`` calls once per example)."""
+    """The factory of the run's examples (what ``run_state_machine_as_test`` calls once per example); with
+    --faults, the machine with the fault rules too (fuzz/fault_rules.py: a run without them draws as before)."""
+    if fs.config.faults:
+        from .fault_rules import FaultAgentMachine
+        return functools.partial(FaultAgentMachine, fs, MachineDraws(fs))
     return functools.partial(AgentMachine, fs, MachineDraws(fs))
 
 

@@ -59,6 +59,16 @@ class ScenarioItem(JudgedItem):
             reason = f"not run: {why['sentence']}"
             self.acp_outcome = TestOutcome(rules=list(self.scenario.rules), skipped=reason, stopped=True)
             pytest.skip(reason)
+        if self.fault_off(state):  # collected, so that its rules are not-exercised (not not-tested), never run
+            from ..rules.verdicts import NOT_EXERCISED_SKIP
+            from ..scenarios.run_types import RunResult
+            from ..wire.transcript import EV_NOTE, Transcript
+            reason = f"{NOT_EXERCISED_SKIP}a fault scenario (docs/faults.md): it runs with --acp-faults"
+            result = RunResult(Transcript())
+            result.transcript.event(EV_NOTE, text=reason)  # its transcript says why nothing ran
+            self.acp_outcome = TestOutcome(rules=list(self.scenario.rules), skipped=reason,
+                                           transcript=self._write_transcript(state, result))
+            pytest.skip(reason)
         if state.validator is None:  # compiled once per process, reused by every test
             from ..protocol.validate import Validator
             state.validator = Validator(state.run.schema)
@@ -107,12 +117,20 @@ class ScenarioItem(JudgedItem):
         return self._facts(state, findings, result, ctx, contact, target_may_decline=True,
                            driven_again=drive.driven_again)
 
+    def fault_off(self, state: SuiteState) -> bool:
+        """A fault scenario in a run without --acp-faults: skipped at once, before any process starts."""
+        return state.side == "agent" and getattr(self.scenario, "faulty", False) and not state.run.faults
+
     def _may_prestart(self) -> bool:
+        if getattr(self.scenario, "faulty", False):  # no spare wasted on a skipped one
+            return bool(self.config.stash[STATE].run.faults)
         return self.scenario.options.get("prestart", True) is not False
 
     def runs_alone(self) -> bool:
-        """Nothing runs beside this scenario: it must see its target start with it, or its verdict hangs on timing."""
-        return not self._may_prestart() or self.scenario.options.get("run_ahead", True) is False
+        """Nothing runs beside this scenario: it must see its target start with it, or its verdict hangs on timing.
+        A fault scenario runs alone too (a pause, a kill, a half-close must not share the machine's timing)."""
+        return (not self._may_prestart() or self.scenario.options.get("run_ahead", True) is False
+                or getattr(self.scenario, "faulty", False))
 
     def ahead_rank(self) -> int:
         """Its rank when running ahead reorders the tests (run_ahead.order_for_running_ahead): alone, long, the rest."""

@@ -105,6 +105,10 @@ def add_options(parser: pytest.Parser) -> None:
     g.addoption("--acp-require-coverage", dest="acp_require_coverage", action="store_true", default=False,
                 help="certification: a rule whose situation the target never created (not-exercised) blocks too, "
                      "unless a waiver names it")
+    g.addoption("--acp-faults", dest="acp_faults", action="store_true", default=False,
+                help="also run the fault scenarios (docs/faults.md), skipped otherwise: a lost response retried "
+                     "after a restart, a crash mid-turn, a duplicated message, a cancel held past the idle, a "
+                     "half-closed stdin, a slow client")
     g.addoption("--acp-auth-method", dest="acp_auth_method", default=None, metavar="ID",
                 help="call auth/login with this methodId right after every initialize (before session/new)")
     # each concern registers its own options (one module each, so they stay apart)
@@ -147,6 +151,7 @@ class RunConfig:
     rules: frozenset[str]  # --acp-rules: run only the scenarios bound to these (empty: all)
     model_url: str | None  # --acp-model: the base URL of the scripted model server this process started
     fuzz: Mapping[str, Any] | None  # the --acp-fuzz settings, or None when it is off
+    faults: bool = False  # --acp-faults: the fault scenarios run (docs/faults.md)
 
     # the thresholds by name, as the rest of the plugin reads them
     timeout = property(lambda self: self.thresholds.timeout)
@@ -336,4 +341,5 @@ def build_run_config(config: pytest.Config) -> RunConfig | None:
         auth_method=config.getoption("acp_auth_method"),
         thresholds=thresholds, timeout_multiplier=multiplier, prompts=_prompts(config),
         waivers_file=config.getoption("acp_expected_failures", default=None),
-        no_redact=bool(config.getoption("acp_no_redact", default=False)), fuzz=_fuzz(config), model_url=model_url)
+        no_redact=bool(config.getoption("acp_no_redact", default=False)), fuzz=_fuzz(config), model_url=model_url,
+        faults=bool(config.getoption("acp_faults", default=False)))

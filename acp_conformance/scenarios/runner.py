@@ -28,6 +28,7 @@ from .run_types import (AUTH_REQUIRED, SUITE_INFO, TARGET_UPDATE_KINDS, AuthBloc
 from .idle_owed import _IdleOwed  # noqa: F401  (re-exported: imported from here)
 from .frame_match import _is_permission_request, _is_update, _turn_ended  # noqa: F401
 from .steps_await import AwaitSteps
+from .steps_fault import FaultSteps
 from .steps_send import SendSteps
 from .steps_setup import SetupSteps
 from .target_requests import TargetRequests, _permission_outcome  # noqa: F401
@@ -37,7 +38,7 @@ _VAR = re.compile(r"\$\{([A-Za-z_][\w.]*)\}")
 _WHOLE = re.compile(r"^\$([A-Za-z_][\w.]*)$")
 
 
-class Runner(SetupSteps, SendSteps, AwaitSteps, TargetRequests):
+class Runner(SetupSteps, SendSteps, AwaitSteps, FaultSteps, TargetRequests):
     def __init__(self, scenario: Scenario, target: TargetSpec, settings: RunSettings, workdir: Path,
                  listeners: list[Callable[[Frame], None]] | None = None, started: Transport | None = None):
         self.scenario = scenario

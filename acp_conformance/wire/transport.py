@@ -183,6 +183,7 @@ class Transport:
         self.eof = anyio.Event()
         self.exited = anyio.Event()
         self.stdin_closed = False
+        self._reading_held: anyio.Event | None = None  # set when reading stdout goes on (hold_reading)
         self._write_lock = anyio.Lock()
         self.tag = uuid.uuid4().hex
 
@@ -268,10 +269,14 @@ class Transport:
         lines = LineSplitter(self._emit, self.max_frame_bytes)
         try:
             while True:
+                if self._reading_held is not None:  # a slow client (hold_reading): the target's writes wait
+                    await self._reading_held.wait()
                 try:
                     chunk = await stream.receive(READ_CHUNK)
                 except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
                     break
+                if self._reading_held is not None:  # taken from the pipe as the hold began: read after it
+                    await self._reading_held.wait()
                 lines.feed(chunk)
             rest = lines.end()
             if rest is not None:
@@ -329,6 +334,16 @@ class Transport:
                                        f"could not write frame #{frame.seq}") from None
                 raise TargetClosed(f"the target closed its stdin; could not write frame #{frame.seq} ({e!r})") from None
             return frame
+
+    async def hold_reading(self, seconds: float) -> None:
+        """Read nothing from the target's stdout for ``seconds`` (a slow client; what it writes waits in the
+        pipe, a writer that fills the pipe blocks), then read on."""
+        held = self._reading_held = anyio.Event()
+        try:
+            await anyio.sleep(seconds)  # the pause is the behaviour under test, not a wait for an event
+        finally:
+            self._reading_held = None
+            held.set()
 
     async def close_stdin(self) -> None:
         if self.process and self.process.stdin and not self.stdin_closed:

@@ -70,9 +70,22 @@ class BaseOnly(ReferenceAgent):
         pass
 
 
+class ForgetsKeysAcrossRestart(ReferenceAgent):
+    """Keeps idempotency keys in memory only (the session and its history are on disk): a retry after a restart
+    is a new submission, inserted a second time under the same key. Reached by the fault scenarios (--acp-faults)."""
+
+    SUITE_OPTIONS = ("--acp-faults",)
+
+    def keyed_message_ids(self, session):
+        if not hasattr(self, "_keys_in_memory"):
+            self._keys_in_memory = {}
+        return self._keys_in_memory.setdefault(session.id, {})
+
+
 MUTANTS: dict[str, tuple[tuple[str, ...], type]] = {
     "base-only": (("IDEM-001", "IDEM-002", "IDEM-003", "RESUME-002"), BaseOnly),
     "idem-001": (("IDEM-001",), Idem001),
     "idem-002": (("IDEM-002",), Idem002),
     "idem-003": (("IDEM-003",), Idem003),
+    "fault-forgets-keys-across-restart": (("IDEM-005",), ForgetsKeysAcrossRestart),
 }

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 
-from acp_conformance.reference.agent import ReferenceAgent
+from acp_conformance.reference.agent import ReferenceAgent, new_id
 
 
 class Resume002(ReferenceAgent):
@@ -121,6 +121,23 @@ class Resume013(ReferenceAgent):
         self.spawn(replay(), ctx)
 
 
+class DuplicatesAfterCrash(ReferenceAgent):
+    """Recovering a session whose last turn never ended (the process died mid-turn), it re-inserts the interrupted
+    prompt as a new user message: the replay holds the message twice. Reached by the fault scenarios
+    (--acp-faults)."""
+
+    SUITE_OPTIONS = ("--acp-faults",)
+
+    def replay_history(self, session):
+        history = session.record.get("history", [])
+        if session.turn is None and history and history[-1].get("kind") == "user_message" \
+                and not session.record.get("recovered"):
+            history.append(dict(history[-1], messageId=new_id("msg_")))
+            session.record["recovered"] = True
+            self.save(session)
+        super().replay_history(session)
+
+
 MUTANTS: dict[str, tuple[tuple[str, ...], type]] = {
     "resume-002": (("RESUME-002",), Resume002),
     "resume-002-twice": (("RESUME-002",), Resume002Twice),
@@ -132,4 +149,5 @@ MUTANTS: dict[str, tuple[tuple[str, ...], type]] = {
     "resume-001": (("RESUME-001",), Resume001),
     "resume-011": (("RESUME-011", "SESSION-003"), Resume011),
     "resume-013": (("RESUME-013",), Resume013),
+    "fault-duplicates-after-crash": (("RESUME-014",), DuplicatesAfterCrash),
 }

@@ -134,6 +134,18 @@ def _is_chunk(obj: dict) -> bool:
     return isinstance(update, dict) and update.get("sessionUpdate") == "agent_message_chunk"
 
 
+class HangsOnHalfClose(ReferenceAgent):
+    """Stdin closed while a turn runs: the agent goes on and never exits (its turn ends, the process stays).
+    Only the fault scenario fault-half-close-mid-turn creates the situation (--acp-faults)."""
+
+    SUITE_OPTIONS = ("--acp-faults",)
+
+    def on_eof(self):
+        if any(s.turn is not None for s in self.sessions.values()):
+            return  # the half-closed connection is never noticed
+        super().on_eof()
+
+
 MUTANTS: dict[str, tuple[tuple[str, ...], type]] = {
     "transport-003": (("TRANSPORT-003",), Transport003),
     "wire-transport-006": (("TRANSPORT-006", "TRANSPORT-012"), Transport006),
@@ -143,4 +155,5 @@ MUTANTS: dict[str, tuple[tuple[str, ...], type]] = {
     "wire2-transport-001": (("TRANSPORT-001", "TRANSPORT-003"), Transport001),  # an undecodable line is stray output
     "wire2-transport-002": (("TRANSPORT-002", "TRANSPORT-003"), Transport002),  # fragments are stray output too
     "emits-batch-updates": (("TRANSPORT-013",), BatchUpdates),
+    "fault-hangs-on-half-close": (("TRANSPORT-011",), HangsOnHalfClose),
 }

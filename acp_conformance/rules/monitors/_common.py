@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
-from ...wire.transcript import EV_EOF, EV_EXIT, EV_START, EV_STDIN_CLOSED, EVENT, RECEIVED, Frame
+from ...wire.transcript import EV_EOF, EV_EXIT, EV_NOTE, EV_START, EV_STDIN_CLOSED, EVENT, RECEIVED, Frame
 from ..findings import Finding
 from ..monitor import NOTIFICATION, RESPONSE, Monitor, Rpc
 from ..reading import UNPARSED, Msg, id_key  # noqa: F401 - the monitors read them from here
@@ -27,6 +27,8 @@ AGENT_MESSAGE_KINDS = ("agent_message", "agent_message_chunk", "agent_thought", 
 TOOL_KINDS = ("tool_call_update", "tool_call_content_chunk")
 WORK_STATES = WORKING  # (rules/turns.py: the one vocabulary of turns and states)
 ENDING_METHODS = ("session/close", "session/delete")  # requests that end a session (and cancel its running work)
+
+CUTS = ("kill", "half-close")  # the faults by which the suite itself ends a connection mid-work (steps_fault.py)
 
 
 def js(value: Any, limit: int = 200) -> str:
@@ -146,6 +148,17 @@ class ConnLog:
     @property
     def suite_closed(self) -> bool:
         return any(e.event == EV_STDIN_CLOSED for e in self.events)
+
+    @property
+    def cut(self) -> Frame | None:
+        """The fault note of a kill or a half-close the suite injected on this connection (docs/faults.md), if any:
+        work in flight then owes nothing more here (its idle, its answers); the fault's own rules judge it."""
+        return next((e for e in self.events if e.event == EV_NOTE and (e.detail or {}).get("fault") in CUTS), None)
+
+    def cut_desc(self) -> str:
+        assert self.cut is not None
+        what = (self.cut.detail or {}).get("text")
+        return f"the suite itself cut the connection mid-work ({what}, t={self.cut.t:.2f})"
 
     def waited(self, since: float) -> float:
         return max(0.0, (self.end_t if self.end_t is not None else since) - since)

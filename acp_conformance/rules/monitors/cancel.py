@@ -222,7 +222,9 @@ class CancelMonitor(ConnMonitor):
         cm = c.m
         waited = log.waited(cm.t)
         msg = f"{where}: no idle state_update for the session followed; the suite waited {secs(waited)}: {log.end_desc}."
-        if c.idles_before == 0:
+        if log.cut is not None:
+            self.untested("CANCEL-001", msg + f" Not judged: {log.cut_desc()}.", fr([cm]))
+        elif c.idles_before == 0:
             self.untested("CANCEL-001", msg + " The agent reported no idle for any earlier work of this session "
                           "on this connection either (PROMPT-012 judges a missing idle), so the cancel itself "
                           "cannot be judged.", fr([cm, c.work.start]))

@@ -4,15 +4,19 @@ Prompts of one session that carry the same ``idempotencyKey`` are attempts of on
 *group*). Once an attempt is accepted with messageId M, the agent answers every other attempt with M
 (IDEM-001), inserts no second user message for the key (IDEM-002) and does not start the work again
 (IDEM-003). The original is the attempt whose success response came first; the others are retries,
-whatever order they were sent in (a retry may cross the original on the wire).
+whatever order they were sent in (a retry may cross the original on the wire). A retry in a later agent process
+(the session resumed after a restart: a response lost, a crash) should not be a new submission (IDEM-005): the
+original messageId, or an error saying the agent cannot prove the outcome.
 
 Insertions and work starts are attributed to a group inside its window (those after its first retry
 request count against the retry): from its first request until
 a short while (``rejection_window``) after the later of its last response and the end of the
 original's work, cut at the next prompt of the session that is not part of the group. A prompt of
 another submission still unanswered when the group starts makes the window ambiguous: not judged.
-Updates while a session/resume is pending are history, never insertions or work. A retry on a later
-connection (after a restart) is only noted: how long an agent keeps its keys is not specified.
+Updates while a session/resume is pending are history, never insertions or work. On a later
+connection (after a restart) a retry's answer is IDEM-005's: how long an agent keeps its keys is not specified,
+so an error is noted, and accepting the retry as a new submission (the message inserted twice under one key,
+against the RFD's "at most once for that key") warns, without failing.
 """
 
 from __future__ import annotations
@@ -117,7 +121,7 @@ class _Effects:
 
 
 class PromptRetryMonitor(ConnMonitor):
-    rules = ("IDEM-001", "IDEM-002", "IDEM-003")
+    rules = ("IDEM-001", "IDEM-002", "IDEM-003", "IDEM-005")
 
     def __init__(self, ctx):
         super().__init__(ctx)
@@ -187,8 +191,9 @@ class PromptRetryMonitor(ConnMonitor):
         if not retries:
             return
         self._judge_answers(g, M, orig_resp, retries, cross=earlier is not None)
-        if earlier is not None:
-            return  # the original's insertion and work happened on another connection
+        if earlier is not None:  # the original's insertion and work happened on another connection
+            self._judge_after_restart(log, skey, g, M, orig_resp, retries, prompts)
+            return
         self._judge_effects(log, skey, g, M, orig_req, orig_resp, answered, prompts, window)
 
     def _judge_answers(self, g: _Group, M: Any, orig_resp: Msg, retries: list[tuple[Msg, Msg]],
@@ -268,3 +273,41 @@ class PromptRetryMonitor(ConnMonitor):
         elif starts:
             self.pass_few("IDEM-003", f"{g.label()}: {len(g.reqs)} attempts, the work started once "
                           f"(t={starts[0].t:.2f}).", [starts[0], *retry_frames])
+
+    def _judge_after_restart(self, log: ConnLog, skey: tuple[str, int], g: _Group, M: Any, orig_resp: Msg,
+                             retries: list[tuple[Msg, Msg]], prompts: list[Msg]) -> None:
+        """IDEM-005: a retry in a new agent process is answered with the original messageId or refused; it never
+        becomes a new submission (a new messageId, or a new user message for the session after it)."""
+        members = {id(r) for r in g.reqs}
+        seen = set(self.seen_users.get(skey, set())) | {M}
+        for r, a in retries:
+            label = (f"the retry session/prompt id={js(r.id)} ({g.label()}), sent in a new agent process after the "
+                     f"submission was accepted as {js(M)}")
+            cut = min((p.order for p in prompts if id(p) not in members and p.order > r.order), default=None)
+            new_user = None
+            for m in log.msgs:
+                su = session_update(m)
+                if su is None or su[0] != g.sid or su[1].get("sessionUpdate") not in USER_KINDS:
+                    continue
+                mid = su[1].get("messageId")
+                if m.order < r.order:
+                    if hashable(mid):
+                        seen.add(mid)  # the replay of the resume, history
+                elif (cut is None or m.order < cut) and hashable(mid) and mid not in seen:
+                    new_user = (mid, m)
+                    break
+            got = a.result.get("messageId") if a.ok and isinstance(a.result, dict) else None
+            if a.ok and got != M:
+                self.warned("IDEM-005", f"{label}, was accepted as a new submission with messageId {js(got)}: the "
+                            "user message is inserted twice under one key.", fr([a, r, orig_resp]))
+            elif new_user is not None:
+                self.warned("IDEM-005", f"{label}, was followed by a new user message {js(new_user[0])} for the "
+                            f"session at t={new_user[1].t:.2f}: inserted a second time under one key.",
+                            fr([new_user[1], r, a, orig_resp]))
+            elif a.ok:
+                self.pass_few("IDEM-005", f"{label}, was answered with the original messageId and inserted "
+                              "nothing.", [a, r, orig_resp])
+            elif a.error_code != CANCELLED:
+                self.noted("IDEM-005", f"{label}, was refused with error {js(a.error_code)}: the agent did not "
+                           "keep the key and said so (the draft's operation_outcome_unknown), inserting nothing "
+                           "twice.", fr([a, r, orig_resp]))

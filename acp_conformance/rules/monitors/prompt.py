@@ -148,7 +148,9 @@ class PromptMonitor(ConnMonitor):
         suite waited idle_grace after the response, else untested with ``too_short`` appended."""
         judge, how = self._no_end(log, rec)
         assert rec.resp is not None
-        if judge:
+        if log.cut is not None:
+            self.untested(rule, message(how) + f" Not judged: {log.cut_desc()}.", fr([rec.resp, rec.req]))
+        elif judge:
             self.failed(rule, message(how), fr([rec.resp, rec.req]))
         else:
             self.untested(rule, message(how) + too_short, fr([rec.resp, rec.req]))
@@ -262,7 +264,9 @@ class PromptMonitor(ConnMonitor):
                + (f", work running since t={last:.2f}," if last is not None else "")
                + f" but no idle state_update for the session followed: the suite waited {how}.")
         busy = self._still_reporting(log, rec)
-        if busy is not None:
+        if log.cut is not None:
+            self.untested("PROMPT-012", msg + f" Not judged: {log.cut_desc()}.", fr([resp, req]))
+        elif busy is not None:
             # the rule is for work that ends: work still reporting progress when the connection
             # ended (a long task the suite did not cancel) had not ended, so there was no idle to owe
             self.untested("PROMPT-012", msg + f" The work was still reporting progress (an update at t={busy.t:.2f}, "

@@ -86,7 +86,7 @@ def _snapshot_state(inside: list[Msg]) -> Any:
 
 
 class ResumeLifecycleMonitor(ConnMonitor):
-    rules = ("RESUME-001", "RESUME-006", "RESUME-007", "RESUME-011", "PROMPT-007")
+    rules = ("RESUME-001", "RESUME-006", "RESUME-007", "RESUME-011", "RESUME-014", "PROMPT-007")
 
     def __init__(self, ctx):
         super().__init__(ctx)
@@ -94,6 +94,7 @@ class ResumeLifecycleMonitor(ConnMonitor):
         self.resumes: list[_R] = []
         self.open: dict[int, _R] = {}  # id() of the request -> the resume awaiting its response
         self.prompts: dict[int, tuple[str, Any]] = {}
+        self.sent_prompts: list[Msg] = []  # the suite's session/prompt requests, every connection (RESUME-014)
         self.inserted: set[Any] = set()  # messageIds prompt responses returned: a live insertion, never a re-id
         # (conn, sessionId) -> the history refs of the work running now (running reported, no idle since)
         self.running: dict[tuple[int, str], set] = {}
@@ -131,6 +132,7 @@ class ResumeLifecycleMonitor(ConnMonitor):
             self.open[id(m)] = r
         elif m.method == "session/prompt":
             self.prompts[id(m)] = (m.session_id, m.params.get("prompt"))
+            self.sent_prompts.append(m)
 
     def _on_response(self, m: Msg) -> None:
         rq = m.request
@@ -228,6 +230,7 @@ class ResumeLifecycleMonitor(ConnMonitor):
             return
         self._judge_replay_before_response(r, resp, label, replayed)
         self._judge_original_user_ids(r, resp, label, replayed)
+        self._judge_replayed_once(r, resp, label)
 
     def _judge_bad_cursor(self, r: _R, resp: Msg, label: str, replayed: list[Msg]) -> None:
         """RESUME-007: a replayFrom other than absent or {type: start} is rejected with -32602, nothing replayed."""
@@ -347,3 +350,64 @@ class ResumeLifecycleMonitor(ConnMonitor):
             elif not any(hashable(i) and (i in live_ids or i in self.inserted) for i in ids):
                 self.failed("PROMPT-007", f"{label}: the user message inserted as {js(sorted(mids, key=str))} was "
                             f"replayed (same content) as {js(ids[0])}.", fr([same[0], r.req, resp]))
+
+    def _judge_replayed_once(self, r: _R, resp: Msg, label: str) -> None:
+        """RESUME-014: no more distinct replayed user messages of one text than submissions of it (one per
+        idempotencyKey, none answered with an error), and no submission's message replayed cut short."""
+        subs: dict[str, set] = {}  # prompt text -> its submissions
+        ids: dict[Any, str] = {}  # messageId a submission was answered with -> its text
+        live: set = set()  # messageIds of prompts sent during the resume: live insertions, not history
+        for p in self.sent_prompts:
+            # a prompt written while the resume runs may be inserted before its response (RESUME-013 judges when):
+            # it counts as a submission, and its own messageId is no replay
+            if p.session_id != r.sid or p.order > resp.order:
+                continue
+            a = next((x for x in p.responses if not x.duplicate), None)
+            if a is not None and not a.ok:
+                continue  # refused: not inserted (PROMPT-004)
+            if p.order > r.req.order and a is not None and isinstance(a.result, dict) \
+                    and hashable(a.result.get("messageId")):
+                live.add(a.result["messageId"])
+            text = _text_of(p.params.get("prompt"))
+            if text:
+                key = p.params.get("idempotencyKey")
+                subs.setdefault(text, set()).add(("key", key) if isinstance(key, str) and key else ("req", id(p)))
+                mid = a.result.get("messageId") if a is not None and isinstance(a.result, dict) else None
+                if hashable(mid):
+                    ids[mid] = text
+        replayed: dict[Any, list[Msg]] = {}  # messageId -> its user-message updates in the replay
+        for m in r.inside:
+            u = m.msg["params"]["update"]
+            if u.get("sessionUpdate") in USER_KINDS and hashable(u.get("messageId")) and u.get("messageId") not in live:
+                replayed.setdefault(u.get("messageId"), []).append(m)
+        texts = {mid: "".join(_text_of(x.msg["params"]["update"].get("content")) for x in ms)
+                 for mid, ms in replayed.items()}
+        judged = False
+        for text, n in ((t, len(k)) for t, k in subs.items()):
+            same = [mid for mid, t in texts.items() if t == text]
+            if len(same) > n:
+                self.failed("RESUME-014", f"{label}: the user message {text[:60]!r}, submitted {n} time(s), was "
+                            f"replayed as {len(same)} messages ({js(same, 120)}): a message inserted once is in "
+                            "the history twice.", fr([replayed[same[-1]][0], replayed[same[0]][0], r.req, resp]))
+                return
+            judged = judged or bool(same)
+        for mid, text in ids.items():
+            got = texts.get(mid)
+            if got is not None and got != text and text.startswith(got):
+                self.failed("RESUME-014", f"{label}: the user message {js(mid)} was replayed as {got[:60]!r}, "
+                            f"a part of the submitted {text[:60]!r}: half inserted.",
+                            fr([replayed[mid][0], r.req, resp]))
+                return
+        if judged:
+            self.pass_few("RESUME-014", f"{label}: each submitted user message was replayed at most once, whole.",
+                          [resp, r.req])
+        elif subs:
+            self.not_exercised("RESUME-014", f"{label}: none of the {sum(len(k) for k in subs.values())} submitted "
+                               "user message(s) was replayed (retention is optional), so none could be replayed "
+                               "twice.", fr([resp, r.req]))
+
+
+def _text_of(content: Any) -> str:
+    """The text of a content block or a list of them (what a duplicate or a cut message is compared by)."""
+    blocks = content if isinstance(content, list) else [content]
+    return "".join(b["text"] for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str))
