@@ -166,7 +166,8 @@ def test_pytest_fuzz_gives_the_fuzzer_the_runs_thresholds():
 
     from acp_conformance.fuzz.pytest_fuzz import FuzzItem
     mine = Thresholds(timeout=9.0, work_threshold=3.0, stop_reason_required=False, strict=True)
-    run = SimpleNamespace(argv=["agent"], env={}, prompts={"simple": "hi"}, schema_path=None, thresholds=mine)
+    run = SimpleNamespace(argv=["agent"], env={}, prompts={"simple": "hi"}, schema_path=None, thresholds=mine,
+                          faults=False)
     config = FuzzItem._agent_config(None, SimpleNamespace(run=run))
     assert config.thresholds is mine and config.timeout == 9.0
 
