@@ -70,7 +70,7 @@ def revision_fields(verdict) -> dict[str, Any]:
     a verdict computed without revisions."""
     if not getattr(verdict, "revision", None):
         return {}
-    return {"revision": verdict.revision, "revision_title": revisions.title(verdict.revision),
+    return {"protocol": revisions.protocol_of(verdict.revision), "revision": verdict.revision, "revision_title": revisions.title(verdict.revision),
             "revisions": {name: {"title": revisions.title(name), "conformant": v.conformant,
                                  "headline": v.headline(), "blocking": [r.rule.id for r in v.blocking_failures]}
                           for name, v in verdict.by_revision.items()},

@@ -20,6 +20,7 @@ from typing import Any
 
 CATALOG_PATH = Path(__file__).with_name("catalog.json")  # the shared catalog, IDs unchanged
 EXTRA_PATH = Path(__file__).with_name("catalog_extra.json")  # rules this project adds, new IDs
+V1_PATH = Path(__file__).with_name("catalog_v1.json")  # the rules of ACP v1 (V1-* IDs; docs/v1.md)
 # who creates each rule's situation (suite / target) and what would reach a target rule
 SITUATIONS_PATH = Path(__file__).with_name("situations.json")
 SUITE, TARGET = "suite", "target"
@@ -95,6 +96,7 @@ class Rule:
 def load_catalog() -> dict[str, Rule]:
     data = json.loads(CATALOG_PATH.read_text(encoding="utf-8"))
     data += json.loads(EXTRA_PATH.read_text(encoding="utf-8"))
+    data += json.loads(V1_PATH.read_text(encoding="utf-8"))
     situations = load_situations()
     text_fields = [k for k in Rule.__dataclass_fields__ if k not in ("creator", "reach")]
     def creator(rid: str) -> Any:

@@ -172,6 +172,9 @@ class Verdict:
             head = "NOT CONFORMANT (inconclusive)"
         else:
             head = "NOT CONFORMANT"
+        if self.revision:  # the version judged: "CONFORMANT to ACP v1", "NOT CONFORMANT to ACP v2 (preview)"
+            head = head.replace(" (inconclusive)", "") + f" to {revisions.protocol_label(self.revision)}" + (
+                " (inconclusive)" if head.endswith("(inconclusive)") else "")
         return f"{head}: {cov['exercised']} of {cov['checked']} rules exercised, {c[FAIL] + c[FLAKY]} failed"
 
     def summary_line(self) -> str:
@@ -280,8 +283,8 @@ def compute(catalog: dict[str, Rule], findings: Iterable[Finding], checked: set[
 def compute_by_revision(*args: Any, revision: str | None = None, **kwargs: Any) -> Verdict:
     """``compute`` under every ACP revision, from the same findings: the selected revision's verdict (it sets
     the exit status), carrying the others (``by_revision``) and the Preview readiness."""
-    selected = revisions.check_name(revision)
-    every = {r: compute(*args, revision=r, **kwargs) for r in revisions.names()}
+    selected = revision if revision == revisions.V1 else revisions.check_name(revision)
+    every = {r: compute(*args, revision=r, **kwargs) for r in revisions.same_protocol(selected)}
     verdict = every[selected]
     verdict.by_revision = every
     if "base" in every and revisions.PREVIEW in every:
