@@ -34,6 +34,8 @@ class SendSteps:
         p = await self._send_request("session/prompt", params)
         self._save(a, p)
         wait = a.get("wait", "idle")
+        if self.settings.protocol == 1 and wait == "idle":
+            wait = "response"  # a v1 turn ends with its response (https://agentclientprotocol.com/protocol/v1/prompt-turn)
         if wait in ("none", False):
             return
         await self._await(p)

@@ -1,6 +1,6 @@
 """ACP v1 prompt turn and its cancellation (https://agentclientprotocol.com/protocol/v1/prompt-turn,
 cancellation): the stopReason that ends a turn, no update of a turn after its response, a cancel answered with
-``cancelled``, a late cancel that must not end the next turn, and $/cancel_request answered."""
+``cancelled``, a late cancel that must not end the next turn."""
 
 from __future__ import annotations
 
@@ -13,8 +13,7 @@ RACE = 0.1  # s: a response this close after the cancel was already on its way (
 
 
 class V1PromptMonitor(V1Monitor):
-    rules = ("V1-PROMPT-001", "V1-PROMPT-002", "V1-CANCEL-001", "V1-CANCEL-002", "V1-CANCEL-003", "V1-CANCEL-004",
-             "V1-PERM-002")
+    rules = ("V1-PROMPT-001", "V1-PROMPT-002", "V1-CANCEL-001", "V1-CANCEL-002", "V1-CANCEL-003", "V1-PERM-002")
 
     def judge(self, conn, msgs) -> None:
         pending: dict = {}  # sessionId -> the prompt request waiting for its answer
@@ -40,7 +39,6 @@ class V1PromptMonitor(V1Monitor):
             cancel = cancels.get(id(req))
             if cancel is not None:
                 self.failed("V1-CANCEL-001", "the cancelled session/prompt was never answered", [cancel.frame, req.frame])
-        self._cancel_requests(msgs)
         self._permissions(msgs)
 
     def _answer(self, req, ans, cancel, msgs) -> None:
@@ -106,20 +104,6 @@ class V1PromptMonitor(V1Monitor):
         else:
             self.passed("V1-CANCEL-003", f"the late session/cancel left the next turn alone (stopReason "
                                          f"{result_of(ans).get('stopReason')!r})", [ans.frame, cancel.frame])
-
-    def _cancel_requests(self, msgs) -> None:
-        by_id = {repr(m.id): m for m in msgs if m.direction == SENT and m.kind == "request"}
-        for m in msgs:
-            if m.direction != SENT or m.method != "$/cancel_request":
-                continue
-            req = by_id.get(repr(params(m).get("requestId", params(m).get("id"))))
-            if req is None or (req.responses and req.responses[0].order < m.order):
-                continue
-            if req.responses:
-                self.passed("V1-CANCEL-004", f"{req.method} was answered after $/cancel_request", [req.responses[0].frame])
-            else:
-                self.failed("V1-CANCEL-004", f"{req.method}, cancelled with $/cancel_request, was never answered",
-                            [m.frame, req.frame])
 
     def _permissions(self, msgs) -> None:
         for m in msgs:
