@@ -9,11 +9,24 @@ from ._common import js
 from ._v1 import (CONTENT_KINDS, STOP_REASONS, TURN_OPENERS, V1Monitor, error_of, first_answer, params, result_of,
                   update_of)
 
-RACE = 0.1  # s: a response this close after the cancel was already on its way (noted, not failed)
+RACE = 0.1  # s: a response this close after the cancel may have been on its way (noted, once per test)
 
 
 class V1PromptMonitor(V1Monitor):
     rules = ("V1-PROMPT-001", "V1-PROMPT-002", "V1-CANCEL-001", "V1-CANCEL-002", "V1-CANCEL-003", "V1-PERM-002")
+
+    def finish(self) -> None:
+        self.missed: list = []  # (request, response, cancel): cancelled turns that did not end cancelled
+        super().finish()
+        # one answer that crossed the cancel may be a race; two cannot both be (the scenario cancels two turns)
+        for req, ans, cancel in self.missed:
+            if len(self.missed) == 1 and ans.t - cancel.t <= RACE:
+                self.noted("V1-CANCEL-001", f"the turn ended {js(result_of(ans), 80)} {ans.t - cancel.t:.3f} s after "
+                                            "the cancel: its answer may have been on its way", [ans.frame, cancel.frame])
+            else:
+                self.failed("V1-CANCEL-001", f"the cancelled turn ended with {js(result_of(ans), 120)}, not stopReason "
+                                             f"'cancelled' ({ans.t - cancel.t:.3f} s after the cancel)",
+                            [ans.frame, cancel.frame])
 
     def judge(self, conn, msgs) -> None:
         pending: dict = {}  # sessionId -> the prompt request waiting for its answer
@@ -68,12 +81,8 @@ class V1PromptMonitor(V1Monitor):
         elif err is not None:
             self.failed("V1-CANCEL-001", f"the cancelled session/prompt was answered with an error: {js(err, 160)}",
                         [ans.frame, cancel.frame])
-        elif ans.t - cancel.t <= RACE:
-            self.noted("V1-CANCEL-001", f"the turn ended {js(res, 80)} {ans.t - cancel.t:.3f} s after the cancel: its "
-                                        "answer was already on its way", [ans.frame, cancel.frame])
-        else:
-            self.failed("V1-CANCEL-001", f"the cancelled turn ended with {js(res, 120)}, not stopReason 'cancelled'",
-                        [ans.frame, cancel.frame])
+        elif isinstance(res, dict) and res.get("stopReason") in STOP_REASONS:  # another value is V1-PROMPT-001's
+            self.missed.append((req, ans, cancel))
 
     @staticmethod
     def _late_updates(msgs, ans, sid) -> list:
@@ -117,9 +126,13 @@ class V1PromptMonitor(V1Monitor):
             prompt = next((p for p in reversed(msgs) if p.direction == SENT and p.method == "session/prompt"
                            and p.kind == "request" and params(p).get("sessionId") == sid and p.order < m.order), None)
             ans = first_answer(prompt) if prompt is not None else None
-            if ans is None or ans.order < answer.order:
-                continue
+            if ans is None or ans.order < answer.order or not any(
+                    c.direction == SENT and c.method == "session/cancel" and params(c).get("sessionId") == sid
+                    and prompt.order < c.order < answer.order for c in msgs):
+                continue  # a cancelled outcome the client chose without cancelling the turn: the agent's call
             reason = (result_of(ans) or {}).get("stopReason") if isinstance(result_of(ans), dict) else None
+            if reason not in STOP_REASONS and error_of(ans) is None:
+                continue  # V1-PROMPT-001's
             if reason == "cancelled":
                 self.passed("V1-PERM-002", "the turn whose permission request was answered cancelled ended cancelled",
                             [ans.frame])

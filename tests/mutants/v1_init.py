@@ -1,0 +1,35 @@
+"""Mutants of the v1 reference agent (acp_conformance/reference/agent_v1.py) breaking V1-INIT and V1-CONTENT rules."""
+
+from acp_conformance.reference.agent_v1 import V1ReferenceAgent
+
+
+class V1AnswersAboveAsked(V1ReferenceAgent):
+    def version(self, asked):
+        return 3  # above the 1 asked
+
+
+class V1NoAgentInfo(V1ReferenceAgent):
+    def on_initialize(self, params, rid):
+        result = super().on_initialize(params, rid)
+        del result["agentInfo"]
+        return result
+
+
+class V1StringVersion(V1ReferenceAgent):
+    def on_initialize(self, params, rid):
+        return {**super().on_initialize(params, rid), "protocolVersion": "1"}
+
+
+class V1RefusesResourceLink(V1ReferenceAgent):
+    def on_session_prompt(self, params, rid):
+        if any(isinstance(b, dict) and b.get("type") == "resource_link" for b in params.get("prompt") or []):
+            raise ValueError("resource_link is not supported")
+        return super().on_session_prompt(params, rid)
+
+
+MUTANTS = {
+    "v1-answers-above-asked": (("V1-INIT-002",), V1AnswersAboveAsked),
+    "v1-no-agent-info": (("V1-INIT-003",), V1NoAgentInfo),
+    "v1-string-version": (("V1-INIT-001",), V1StringVersion),
+    "v1-refuses-resource-link": (("V1-CONTENT-001",), V1RefusesResourceLink),
+}
