@@ -25,6 +25,7 @@ from .. import __version__
 
 STATE_DIR = os.path.join(tempfile.gettempdir(), "acp-conformance-reference-v1")
 MODES = [{"id": "ask", "name": "Ask"}, {"id": "code", "name": "Code"}]
+MODELS = [{"value": "small", "name": "Small"}, {"value": "large", "name": "Large"}]
 
 
 class Turn:
@@ -114,7 +115,8 @@ class V1ReferenceAgent:
         caps = params.get("clientCapabilities")
         self.client_caps = caps if isinstance(caps, dict) else {}
         return {"protocolVersion": self.version(params.get("protocolVersion")),
-                "agentCapabilities": {"loadSession": True, "promptCapabilities": {"embeddedContext": True}},
+                "agentCapabilities": {"loadSession": True, "promptCapabilities": {"embeddedContext": True},
+                                      "sessionCapabilities": {"list": {}}},
                 "agentInfo": {"name": "acp-conformance-reference-agent-v1", "version": __version__},
                 "authMethods": []}
 
@@ -129,9 +131,23 @@ class V1ReferenceAgent:
         if not isinstance(cwd, str) or not os.path.isabs(cwd) or not isinstance(params.get("mcpServers"), list):
             raise ValueError("session/new needs an absolute cwd and an mcpServers array")
         sid = self.new_session_id()
-        self.sessions[sid] = {"cwd": cwd, "history": [], "mode": "ask"}
+        self.sessions[sid] = {"cwd": cwd, "history": [], "mode": "ask", "model": "small"}
         self.save(sid)
-        return {"sessionId": sid, "modes": self.modes(sid)}
+        return {"sessionId": sid, "modes": self.modes(sid), "configOptions": self.config_options(sid)}
+
+    def config_options(self, sid: str) -> list[dict[str, Any]]:
+        return [{"id": "model", "name": "Model", "category": "model", "type": "select",
+                 "currentValue": self.sessions[sid].get("model", "small"), "options": MODELS}]
+
+    def on_session_set_config_option(self, params: dict[str, Any], rid: Any) -> dict[str, Any]:
+        sid, value = params.get("sessionId"), params.get("value")
+        if sid not in self.sessions or params.get("configId") != "model" or value not in [m["value"] for m in MODELS]:
+            raise ValueError("unknown session, option or value")
+        self.sessions[sid]["model"] = value
+        return {"configOptions": self.config_options(sid)}
+
+    def on_session_list(self, params: dict[str, Any], rid: Any) -> dict[str, Any]:
+        return {"sessions": [{"sessionId": sid, "cwd": s["cwd"]} for sid, s in self.sessions.items()]}
 
     def new_session_id(self) -> str:
         return "sess_" + os.urandom(12).hex()
@@ -148,7 +164,7 @@ class V1ReferenceAgent:
             except (OSError, ValueError, TypeError):
                 raise ValueError(f"unknown session {sid!r}") from None
         self.replay(sid)
-        return {"modes": self.modes(sid)}
+        return {"modes": self.modes(sid), "configOptions": self.config_options(sid)}
 
     def replay(self, sid: str) -> None:
         """The whole conversation as session/update notifications, before the load is answered."""

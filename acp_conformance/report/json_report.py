@@ -47,8 +47,9 @@ def build_json_report(verdict, state) -> dict[str, Any]:
         "generated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "schema": {"path": str(run.schema.path), "revision": run.schema.revision, "sha256": run.schema.sha256},
         "target": {"side": state.side,
-                   "command": shlex.join(run.argv), "info": init.get("info"),
-                   "protocolVersion": init.get("protocolVersion"), "capabilities": init.get("capabilities")},
+                   "command": shlex.join(run.argv), "info": init.get("info", init.get("agentInfo")),
+                   "protocolVersion": init.get("protocolVersion"),
+                   "capabilities": init.get("capabilities", init.get("agentCapabilities"))},  # v2's names, else v1's
         "verdict": {"conformant": verdict.conformant, "strict": verdict.strict, "counts": verdict.counts(),
                     "blocking": [v.rule.id for v in verdict.blocking_failures],
                     "stale_waivers": [v.rule.id for v in getattr(verdict, "stale_waivers", [])],

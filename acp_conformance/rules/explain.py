@@ -78,13 +78,14 @@ def scenario_lines(rule_id: str) -> list[str]:
 
 def bundled_scenarios() -> list[tuple[str, Path, Any]]:
     """(side, file, scenario) for every bundled scenario of both sides."""
-    from ..resources import scenarios_dir
+    from ..resources import SUITE_FOLDERS, suite_folder
     from ..scenarios.client_model import load_client_file
     from ..scenarios.model import load_file
     known = set(load_catalog())
     out = []
-    for side, load in (("agent", load_file), ("client", load_client_file)):
-        for path in sorted((scenarios_dir() / side).glob("*.yaml")):
+    for side, protocol in SUITE_FOLDERS:
+        load = load_client_file if side == "client" else load_file
+        for path in sorted(suite_folder(side, protocol).glob("*.yaml")):
             out += [(side, path, scn) for scn in load(path, known)]
     return out
 

@@ -71,6 +71,7 @@ class SetupSteps:
             self.result.agent_init = p.result
             self.vars["agent"] = p.result
             self.client_caps = params["clientCapabilities"]
+            self._check_requires()
 
     def _blocked_by_auth(self) -> None:
         """The scenario could not go on after the agent answered auth_required (-32000): to a request, or as
@@ -106,7 +107,8 @@ class SetupSteps:
         return f"the agent offers {', '.join(offered)}: give one with --acp-auth-method ID"
 
     def _check_requires(self) -> None:
-        caps = (self.result.agent_init or {}).get("capabilities") or {}
+        init = self.result.agent_init or {}
+        caps = (init.get("agentCapabilities") if self.settings.protocol == 1 else init.get("capabilities")) or {}
         for path in self.scenario.requires:
             node: Any = caps
             for part in path.split("."):

@@ -1,4 +1,4 @@
-"""Mutants of the v1 reference agent breaking V1-FS and V1-TERM rules."""
+"""Mutants of the v1 reference agent (acp_conformance/reference/agent_v1.py) breaking V1-FS rules."""
 
 import os
 
@@ -18,20 +18,7 @@ class V1RelativePath(V1ReferenceAgent):
                                       "kind": "read", "status": "completed", "locations": [{"path": "README.md"}]})
 
 
-class V1IgnoresTerminalCapability(V1ReferenceAgent):
-    def work(self, turn, text):
-        self.request("terminal/create", {"sessionId": turn.session_id, "command": "true"})
-        super().work(turn, text)
-
-
-class V1NeverReleasesTerminal(V1ReferenceAgent):
-    def release_terminal(self, sid, tid):
-        pass
-
-
 MUTANTS = {
     "v1-ignores-fs-capability": (("V1-FS-001",), V1IgnoresFsCapability),
     "v1-relative-path": (("V1-FS-002",), V1RelativePath),
-    "v1-ignores-terminal-capability": (("V1-TERM-001",), V1IgnoresTerminalCapability),
-    "v1-never-releases-terminal": (("V1-TERM-002",), V1NeverReleasesTerminal),
 }

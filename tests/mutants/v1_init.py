@@ -1,4 +1,4 @@
-"""Mutants of the v1 reference agent (acp_conformance/reference/agent_v1.py) breaking V1-INIT and V1-CONTENT rules."""
+"""Mutants of the v1 reference agent (acp_conformance/reference/agent_v1.py) breaking V1-INIT rules."""
 
 from acp_conformance.reference.agent_v1 import V1ReferenceAgent
 
@@ -20,16 +20,15 @@ class V1StringVersion(V1ReferenceAgent):
         return {**super().on_initialize(params, rid), "protocolVersion": "1"}
 
 
-class V1RefusesResourceLink(V1ReferenceAgent):
-    def on_session_prompt(self, params, rid):
-        if any(isinstance(b, dict) and b.get("type") == "resource_link" for b in params.get("prompt") or []):
-            raise ValueError("resource_link is not supported")
-        return super().on_session_prompt(params, rid)
-
-
 MUTANTS = {
     "v1-answers-above-asked": (("V1-INIT-002",), V1AnswersAboveAsked),
     "v1-no-agent-info": (("V1-INIT-003",), V1NoAgentInfo),
     "v1-string-version": (("V1-INIT-001",), V1StringVersion),
-    "v1-refuses-resource-link": (("V1-CONTENT-001",), V1RefusesResourceLink),
 }
+
+
+class V1NoSessionNew(V1ReferenceAgent):
+    on_session_new = None  # session/new is answered -32601 (method not found)
+
+
+MUTANTS["v1-no-session-new"] = (("V1-INIT-004",), V1NoSessionNew)

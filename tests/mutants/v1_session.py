@@ -1,4 +1,4 @@
-"""Mutants of the v1 reference agent breaking V1-SESSION, V1-MODE and V1-AUTH rules."""
+"""Mutants of the v1 reference agent (acp_conformance/reference/agent_v1.py) breaking V1-SESSION rules."""
 
 from acp_conformance.reference.agent_v1 import V1ReferenceAgent
 
@@ -27,20 +27,8 @@ class V1ReplayAfterLoad(V1ReferenceAgent):
         return None
 
 
-class V1BadCurrentMode(V1ReferenceAgent):
-    def modes(self, sid):
-        return {**super().modes(sid), "currentModeId": "nonexistent"}
-
-
-class V1AcceptsUnknownAuth(V1ReferenceAgent):
-    def on_authenticate(self, params, rid):
-        return {}
-
-
 MUTANTS = {
     "v1-same-session-id": (("V1-SESSION-001",), V1SameSessionId),
     "v1-load-without-replay": (("V1-SESSION-002",), V1LoadWithoutReplay),
     "v1-replay-after-load": (("V1-SESSION-003", "V1-SESSION-002"), V1ReplayAfterLoad),
-    "v1-bad-current-mode": (("V1-MODE-001",), V1BadCurrentMode),
-    "v1-accepts-unknown-auth": (("V1-AUTH-002",), V1AcceptsUnknownAuth),
 }

@@ -1,6 +1,5 @@
-"""Mutants of the v1 reference agent breaking V1-ERR and V1-TRANSPORT rules."""
+"""Mutants of the v1 reference agent (acp_conformance/reference/agent_v1.py) breaking V1-ERR rules."""
 
-import sys
 
 from acp_conformance.reference.agent_v1 import V1ReferenceAgent
 
@@ -20,16 +19,7 @@ class V1AnswersTwice(V1ReferenceAgent):
         return result
 
 
-class V1LogsOnStdout(V1ReferenceAgent):
-    def on_session_new(self, params, rid):
-        with self.lock:
-            sys.stdout.write("creating a session...\n")
-            sys.stdout.flush()
-        return super().on_session_new(params, rid)
-
-
 MUTANTS = {
     "v1-answers-unknown-methods": (("V1-ERR-002",), V1AnswersUnknownMethods),
     "v1-answers-twice": (("V1-ERR-001",), V1AnswersTwice),
-    "v1-logs-on-stdout": (("V1-TRANSPORT-001",), V1LogsOnStdout),
 }
