@@ -3,7 +3,7 @@ early stop when it cannot (early_stop.py), in the words the failure shows."""
 
 from __future__ import annotations
 
-from ..rules.first_contact import NOT_V2, V1_KEEP, WRONG_IDS
+from ..rules.first_contact import NOT_V2, V1_HINT, V1_KEEP, WRONG_IDS
 from ..wire.transcript import Frame
 from .state import SuiteState
 
@@ -38,11 +38,12 @@ def first_contact(state: SuiteState, frames: list[Frame], result, client: bool =
     from ..early_stop import has_spoken_v2, spoke_v2, stop
     from ..rules.first_contact import FirstContact, judge_agent, judge_client, v1_behind_v2
     report_dir = state.run.report_dir
-    contact = judge_client(frames) if client else judge_agent(frames, max(state.run.startup_timeout, state.run.timeout))
-    if contact is None and not client:
+    contact = judge_client(frames) if client else judge_agent(frames, max(state.run.startup_timeout, state.run.timeout),
+                                                              protocol=state.run.protocol)
+    if contact is None and not client and state.run.protocol == 2:
         v1 = negotiated_v1(frames)  # a test that does not open with initialize
         if v1 is not None:
-            contact = FirstContact(NOT_V2, "the agent speaks ACP protocol version 1; this suite judges version 2",
+            contact = FirstContact(NOT_V2, f"the agent speaks ACP protocol version 1; {V1_HINT}",
                                    v1, 1)
         else:
             contact = v1_behind_v2(frames)
