@@ -31,7 +31,8 @@ class SessionRecord:
     source: str = ""  # the file it was read from (check)
     end: str = ""  # how it ended
     stderr: str = ""  # the agent's stderr (tap), kept beside the transcript
-    not_judged: str = ""  # the session negotiated another protocol version: why the v2 rules were not applied
+    not_judged: str = ""  # the session negotiated a version the suite does not judge: why no rules were applied
+    protocol: int = 2  # the version the session negotiated: whose rules judged it
 
 
 class _State:
@@ -48,13 +49,22 @@ class _State:
         self.driven_again: dict[str, str] = {}  # (running ahead is the pytest suite's)
 
 
-def compute_observed(findings: list[Finding], strict: bool = False, revision: str | None = None) -> Verdict:
+def observed_revision(sessions: list[SessionRecord], revision: str | None) -> str | None:
+    """The revision whose verdict an observed run reports: v1 when every judged session negotiated version 1,
+    else the v2 revision asked for (--acp-revision)."""
+    from ..protocol.revisions import V1
+    judged = [s for s in sessions if not s.not_judged]
+    return V1 if judged and all(s.protocol == 1 for s in judged) else revision
+
+
+def compute_observed(findings: list[Finding], strict: bool = False, revision: str | None = None,
+                     also: tuple[str, ...] = ()) -> Verdict:
     from ..rules.catalog import load_catalog, load_not_observable
     from ..rules.monitors import checked_on
     from ..rules.verdicts import compute_by_revision
     checked = set(checked_on("agent")) | set(checked_on("client"))
     return compute_by_revision(load_catalog(), findings, checked, {}, {}, strict=strict,
-                               not_observable=load_not_observable(), observed=True, revision=revision)
+                               not_observable=load_not_observable(), observed=True, revision=revision, also=also)
 
 
 def _name(part: dict[str, Any] | None) -> str:
@@ -94,7 +104,10 @@ def write_observed_reports(report_dir: Path, sessions: list[SessionRecord], sche
         for side in ("agent", "client"):
             transcripts[f"{s.name} {side}"] = str(path)
         findings += s.findings
-    verdict = compute_observed(findings, strict, revision)
+    selected = observed_revision(sessions, revision)
+    # sessions of both versions: the v2 verdict sets the exit status, the v1 verdict is reported beside it
+    also = ("v1",) if selected != "v1" and any(s.protocol == 1 and not s.not_judged for s in sessions) else ()
+    verdict = compute_observed(findings, strict, selected, also)
     data = build_json_report(verdict, _State(schema, sessions, transcripts, redact))
     first = sessions[0] if sessions else SessionRecord("", [], [], None, None)
     data["target"] = {"side": "tap", "command": f"{_name(first.client)} \u21c4 {_name(first.agent)}"
