@@ -65,9 +65,14 @@ class V1InitMonitor(V1Monitor):
     def _content(self, req, ans) -> None:
         kinds = sorted({b["type"] for b in params(req)["prompt"]})
         err, res = error_of(ans), result_of(ans)
-        if isinstance(err, dict) and err.get("code") not in (-32000, -32800):  # auth_required / cancelled: no refusal
-            self.failed("V1-CONTENT-001", f"a prompt of {', '.join(kinds)} blocks was answered with an error: "
-                                          f"{js(err, 160)}", [ans.frame, req.frame])
+        if isinstance(err, dict):
+            words = str(err.get("message", "")).lower()
+            if err.get("code") == -32602 or "support" in words or "content" in words:  # a refusal of the blocks
+                self.failed("V1-CONTENT-001", f"a prompt of {', '.join(kinds)} blocks was refused: {js(err, 160)}",
+                            [ans.frame, req.frame])
+            else:  # a failure of the turn (its model, a cancel), not of its content: not this rule's to judge
+                self.noted("V1-CONTENT-001", f"a prompt of {', '.join(kinds)} blocks ended with an error that does "
+                                             f"not speak of its content: {js(err, 160)}", [ans.frame])
         elif isinstance(res, dict) and "stopReason" in res:
             self.passed("V1-CONTENT-001", f"a prompt of {', '.join(kinds)} blocks was served "
                                           f"(stopReason {js(res.get('stopReason'), 40)})", [ans.frame])
