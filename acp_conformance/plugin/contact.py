@@ -39,7 +39,8 @@ def first_contact(state: SuiteState, frames: list[Frame], result, client: bool =
     from ..rules.first_contact import FirstContact, judge_agent, judge_client, v1_behind_v2
     report_dir = state.run.report_dir
     contact = judge_client(frames) if client else judge_agent(frames, max(state.run.startup_timeout, state.run.timeout),
-                                                              protocol=state.run.protocol)
+                                                              protocol=state.run.protocol,
+                                                              forced=state.run.protocol_forced)
     if contact is None and not client and state.run.protocol == 2:
         v1 = negotiated_v1(frames)  # a test that does not open with initialize
         if v1 is not None:

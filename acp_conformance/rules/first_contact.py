@@ -44,7 +44,8 @@ def _short(raw: bytes, limit: int = 80) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def judge_agent(frames: list[Frame], waited: float, side: str = "agent", protocol: int = 2) -> FirstContact | None:
+def judge_agent(frames: list[Frame], waited: float, side: str = "agent", protocol: int = 2,
+                forced: bool = False) -> FirstContact | None:
     """The first connection of one test, when it opened with initialize: None if the target answered it as
     an ACP v2 peer (whatever else it got wrong), else why not. ``waited``: the seconds the suite waited for
     the first answer (its startup timeout)."""
@@ -77,7 +78,9 @@ def judge_agent(frames: list[Frame], waited: float, side: str = "agent", protoco
             return FirstContact(NOT_ACP, f"not an ACP {side}: it echoed the suite's request back on stdout "
                                          f"(frame #{f.seq} repeats frame #{first.seq}, like cat)", f)
         if is_response(f.msg) and f.msg.get("id") == first.msg["id"]:
-            return _refuses_v1(f, asked, side) if protocol == 1 else _negotiated(f, asked, side)
+            if protocol == 1:  # an agent seen speaking 1 that answers otherwise fails V1-INIT-002 (the rules')
+                return _refuses_v1(f, asked, side) if forced else None
+            return _negotiated(f, asked, side)
         if is_response(f.msg):
             return wrong_ids(frames, conn, side)  # it answers JSON-RPC: an ACP program, judged by the rules
     if non_json is not None:
@@ -148,8 +151,8 @@ def _negotiated(response: Frame, asked: Any, side: str) -> FirstContact | None:
 
 
 def _refuses_v1(response: Frame, asked: Any, side: str) -> FirstContact | None:
-    """A run judging version 1 (--acp-protocol 1): an initialize asking for 1 answered with another version, or
-    refused, comes from a target that does not speak version 1."""
+    """A run forced to judge version 1 (--acp-protocol 1): an initialize asking for 1 answered with another version,
+    or refused, comes from a target that does not speak version 1."""
     if asked != 1:
         return None
     result, error = response.msg.get("result"), response.msg.get("error")
