@@ -150,6 +150,14 @@ def _negotiated(response: Frame, asked: Any, side: str) -> FirstContact | None:
     return None
 
 
+def for_fuzzer(contact: FirstContact | None) -> FirstContact | None:
+    """The sentence as the fuzzer says it: it draws version 2 traffic only (no --acp-protocol of its own)."""
+    if contact is not None and V1_HINT in contact.sentence:
+        contact.sentence = contact.sentence.replace(
+            V1_HINT, "the fuzzer draws version 2 traffic only (acp-conformance agent judges version 1)")
+    return contact
+
+
 def _refuses_v1(response: Frame, asked: Any, side: str) -> FirstContact | None:
     """A run forced to judge version 1 (--acp-protocol 1): an initialize asking for 1 answered with another version,
     or refused, comes from a target that does not speak version 1."""
