@@ -161,6 +161,8 @@ def _revisions(rule_id: str) -> str:
     from ..protocol import revisions
     mine = revisions.rule_revisions(rule_id)
     text = ", ".join(f"{r} ({revisions.title(r)})" for r in mine)
+    if revisions.rule_protocol(rule_id) == 1:
+        return text + " (protocol version 1's rules: no v2 revision)"
     return text + (f"; only these: {revisions.change(rule_id)}" if revisions.change(rule_id) else " (every revision)")
 
 
