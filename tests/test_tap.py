@@ -455,7 +455,7 @@ def test_observed_verdict_has_no_not_tested_penalty():
     st = {r.rule.id: r.status for r in v.rules}
     assert v.conformant and st["PROMPT-001"] == "pass" and st["PROMPT-002"] == "not-exercised"
     assert "not-tested" not in {r.status for r in v.rules if r.checked}
-    assert "CONFORMANT on the observed traffic" in v.summary_line()
+    assert "CONFORMANT to ACP v2 (preview) on the observed traffic" in v.summary_line()
     v = compute_observed([Finding("PROMPT-001", FAIL, "bad")])
     assert not v.conformant and [r.rule.id for r in v.blocking_failures] == ["PROMPT-001"]
 
