@@ -82,7 +82,7 @@ def test_an_incomplete_test_is_not_a_failure_and_says_what_to_change(tmp_path):
     assert run.returncode == 1 and not re.search(r"\b[1-9]\d* failed\b", run.output), run.output[-3000:]
     assert "1 skipped" in run.output and "incomplete: the scenario could not be completed" in run.output
     assert "--acp-timeout, now 2 s" in run.output and "--acp-tool-prompt" in run.output
-    assert "NOT CONFORMANT (inconclusive)" in run.output
+    assert "NOT CONFORMANT to ACP v2 (preview) (inconclusive)" in run.output
     rule = run.rule("TOOL-007")
     assert rule["status"] == "not-tested" and "tool-call-reported could not be completed" in rule["reason"]
     assert "--acp-timeout" in rule["reason"]
