@@ -17,7 +17,7 @@ from typing import Any, Mapping
 
 from ..protocol.versions import negotiated
 
-PROBE_FILE = "protocol.json"
+PROBE_FILE = ".acp-protocol.json"  # {"protocol": 1|2}: the controller's answer, for the xdist workers
 HELLO = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
          "params": {"protocolVersion": 2, "capabilities": {}, "clientCapabilities": {},
                     "info": {"name": "acp-conformance", "version": "probe"}}}
