@@ -232,3 +232,34 @@ def test_v1_auth_001_internal_error_for_missing_authentication_warns():
     assert FAIL in statuses(play(refused), "V1-AUTH-001")
     right = refused.replace('"code":-32603', '"code":-32000')
     assert statuses(play(right), "V1-AUTH-001") == [PASS]
+
+
+def test_v1_cancel_004_a_request_named_by_cancel_request_is_answered():
+    named = "\n".join([req(2, "session/prompt", {"sessionId": "s1", "prompt": [{"type": "text", "text": "x"}]}),
+                       U("s1", CHUNK), note("$/cancel_request", {"requestId": 2})])
+    assert PASS in statuses(play(INIT + "\n" + named + "\n" + ok(2, {"stopReason": "cancelled"})), "V1-CANCEL-004")
+    refused = A({"jsonrpc": "2.0", "id": 2, "error": {"code": -32800, "message": "Request cancelled"}})
+    assert PASS in statuses(play(INIT + "\n" + named + "\n" + refused), "V1-CANCEL-004")
+    assert_fails(play(INIT + "\n" + named), "V1-CANCEL-004")
+    # naming a request already answered cancels nothing
+    done = INIT + "\n" + TURN + "\n" + note("$/cancel_request", {"requestId": 2})
+    assert statuses(play(done), "V1-CANCEL-004") == []
+
+
+def test_v1_session_006_resume_without_replay():
+    restart = "# --- new connection\n" + "\n".join(INIT.split("\n")[:2])
+    resume = req(5, "session/resume", {"sessionId": "s1", "cwd": "/w", "mcpServers": []})
+    replay = U("s1", {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "hello"}})
+    good = "\n".join([INIT, TURN, restart, resume, ok(5, {})])
+    assert statuses(play(good), "V1-SESSION-006") == [PASS]
+    assert_fails(play("\n".join([INIT, TURN, restart, resume, replay, ok(5, {})])), "V1-SESSION-006")
+
+
+def test_v1_session_007_close_cancels_the_running_turn():
+    running = "\n".join([req(2, "session/prompt", {"sessionId": "s1", "prompt": [{"type": "text", "text": "x"}]}),
+                         U("s1", CHUNK), req(3, "session/close", {"sessionId": "s1"}), ok(3, {})])
+    assert PASS in statuses(play(INIT + "\n" + running + "\n" + ok(2, {"stopReason": "cancelled"})), "V1-SESSION-007")
+    went_on = running + "\n@ +1\n" + ok(2, {"stopReason": "end_turn"})
+    assert_fails(play(INIT + "\n" + went_on), "V1-SESSION-007")
+    crossing = running.replace(ok(3, {}), ok(2, {"stopReason": "end_turn"}) + "\n" + ok(3, {}))
+    assert statuses(play(INIT + "\n" + crossing), "V1-SESSION-007") == [INFO]

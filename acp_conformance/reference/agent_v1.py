@@ -116,7 +116,7 @@ class V1ReferenceAgent:
         self.client_caps = caps if isinstance(caps, dict) else {}
         return {"protocolVersion": self.version(params.get("protocolVersion")),
                 "agentCapabilities": {"loadSession": True, "promptCapabilities": {"embeddedContext": True},
-                                      "sessionCapabilities": {"list": {}}},
+                                      "sessionCapabilities": {"list": {}, "close": {}, "resume": {}}},
                 "agentInfo": {"name": "acp-conformance-reference-agent-v1", "version": __version__},
                 "authMethods": []}
 
@@ -176,6 +176,35 @@ class V1ReferenceAgent:
         with open(os.path.join(STATE_DIR, f"{sid}.json"), "w", encoding="utf-8") as f:
             json.dump(self.sessions[sid], f)
 
+    def on_session_resume(self, params: dict[str, Any], rid: Any) -> dict[str, Any]:
+        """The session restored without replaying its history (unlike session/load)."""
+        sid = params.get("sessionId")
+        if sid not in self.sessions:
+            try:
+                with open(os.path.join(STATE_DIR, f"{sid}.json"), encoding="utf-8") as f:
+                    self.sessions[sid] = json.load(f)
+            except (OSError, ValueError, TypeError):
+                raise ValueError(f"unknown session {sid!r}") from None
+        return {"modes": self.modes(sid), "configOptions": self.config_options(sid)}
+
+    def on_session_close(self, params: dict[str, Any], rid: Any) -> dict[str, Any]:
+        """The session's work cancelled as by session/cancel, then the session freed."""
+        sid = params.get("sessionId")
+        self.close_work(sid)
+        self.sessions.pop(sid, None)
+        return {}
+
+    def close_work(self, sid: Any) -> None:
+        turn = self.turns.get(sid)
+        if turn is not None:
+            turn.cancelled.set()
+
+    def on_dollar_cancel_request(self, params: dict[str, Any]) -> None:
+        """$/cancel_request of a running prompt: the turn ends with stopReason cancelled (its response)."""
+        for turn in list(self.turns.values()):
+            if turn.id == params.get("requestId"):
+                turn.cancelled.set()
+
     def on_session_set_mode(self, params: dict[str, Any], rid: Any) -> dict[str, Any]:
         sid, mode = params.get("sessionId"), params.get("modeId")
         if sid not in self.sessions or mode not in [m["id"] for m in MODES]:
@@ -212,8 +241,9 @@ class V1ReferenceAgent:
             if turn.cancelled.wait(0.2 if chunks > 1 else 0):
                 break
             self.update(sid, {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": f"Hello {i}. "}})
-        self.sessions[sid]["history"].append(("agent", "Hello."))
-        self.save(sid)
+        if sid in self.sessions:  # not closed meanwhile
+            self.sessions[sid]["history"].append(("agent", "Hello."))
+            self.save(sid)
         self.end_turn(turn)
 
     def end_turn(self, turn: Turn) -> None:

@@ -73,6 +73,9 @@ class Runner(SetupSteps, SendSteps, AwaitSteps, TargetRequests):
             raise HarnessError(f"{self.scenario.name}: unknown variable ${head}")
         value = self.vars[head]
         for part in rest:
+            if isinstance(value, Pending) and part == "request_id":  # the id it was sent with ($/cancel_request)
+                value = value.id
+                continue
             if isinstance(value, Pending):
                 value = value.msg or {}
             if isinstance(value, dict):

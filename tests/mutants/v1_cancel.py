@@ -39,3 +39,20 @@ MUTANTS = {
     "v1-update-after-cancelled-response": (("V1-CANCEL-002",), V1UpdateAfterCancelledResponse),
     "v1-stale-cancel": (("V1-CANCEL-003",), V1StaleCancel),
 }
+
+
+class V1DropsCancelledRequest(V1ReferenceAgent):
+    """Stops a turn named by $/cancel_request and never answers its session/prompt."""
+
+    def on_dollar_cancel_request(self, params):
+        super().on_dollar_cancel_request(params)
+        self.dropped = getattr(self, "dropped", set()) | {params.get("requestId")}
+
+    def end_turn(self, turn):
+        if turn.id in getattr(self, "dropped", set()):
+            self.turns.pop(turn.session_id, None)
+            return
+        super().end_turn(turn)
+
+
+MUTANTS["v1-drops-cancelled-request"] = (("V1-CANCEL-004",), V1DropsCancelledRequest)

@@ -32,3 +32,21 @@ MUTANTS = {
     "v1-load-without-replay": (("V1-SESSION-002",), V1LoadWithoutReplay),
     "v1-replay-after-load": (("V1-SESSION-003", "V1-SESSION-002"), V1ReplayAfterLoad),
 }
+
+
+class V1CloseKeepsWorking(V1ReferenceAgent):
+    """session/close frees the session but lets its running turn go on to end_turn."""
+
+    def close_work(self, sid):
+        pass
+
+
+class V1ResumeReplays(V1ReferenceAgent):
+    def on_session_resume(self, params, rid):
+        result = super().on_session_resume(params, rid)
+        self.replay(params.get("sessionId"))
+        return result
+
+
+MUTANTS["v1-close-keeps-working"] = (("V1-SESSION-007",), V1CloseKeepsWorking)
+MUTANTS["v1-resume-replays"] = (("V1-SESSION-006",), V1ResumeReplays)

@@ -13,6 +13,7 @@ from ..reading import Msg
 STOP_REASONS = ("end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled")
 CONTENT_KINDS = ("agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan")
 MESSAGE_KINDS = ("user_message_chunk", "agent_message_chunk", "agent_thought_chunk")
+RACE = 0.1  # s: an answer this close after a cancel or close may have been on its way (noted, not failed)
 TURN_OPENERS = ("session/prompt", "session/load", "session/resume")  # a request after which updates are due again
 
 

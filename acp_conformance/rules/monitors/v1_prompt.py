@@ -1,19 +1,19 @@
 """ACP v1 prompt turn and its cancellation (https://agentclientprotocol.com/protocol/v1/prompt-turn,
 cancellation): the stopReason that ends a turn, no update of a turn after its response, a cancel answered with
-``cancelled``, a late cancel that must not end the next turn."""
+``cancelled``, a late cancel that must not end the next turn, and $/cancel_request answered."""
 
 from __future__ import annotations
 
 from ...wire.transcript import RECEIVED, SENT
 from ._common import js
-from ._v1 import (CONTENT_KINDS, STOP_REASONS, TURN_OPENERS, V1Monitor, error_of, first_answer, params, result_of,
+from ._v1 import (CONTENT_KINDS, RACE, STOP_REASONS, TURN_OPENERS, V1Monitor, error_of, first_answer, params, result_of,
                   update_of)
 
-RACE = 0.1  # s: a response this close after the cancel may have been on its way (noted, once per test)
 
 
 class V1PromptMonitor(V1Monitor):
-    rules = ("V1-PROMPT-001", "V1-PROMPT-002", "V1-CANCEL-001", "V1-CANCEL-002", "V1-CANCEL-003", "V1-PERM-002")
+    rules = ("V1-PROMPT-001", "V1-PROMPT-002", "V1-CANCEL-001", "V1-CANCEL-002", "V1-CANCEL-003", "V1-CANCEL-004",
+             "V1-PERM-002")
 
     def finish(self) -> None:
         self.missed: list = []  # (request, response, cancel): cancelled turns that did not end cancelled
@@ -53,6 +53,7 @@ class V1PromptMonitor(V1Monitor):
             if cancel is not None:
                 self.failed("V1-CANCEL-001", "the cancelled session/prompt was never answered", [cancel.frame, req.frame])
         self._permissions(msgs)
+        self._cancel_requests(msgs)
 
     def _answer(self, req, ans, cancel, msgs) -> None:
         res, err = result_of(ans), error_of(ans)
@@ -113,6 +114,23 @@ class V1PromptMonitor(V1Monitor):
         else:
             self.passed("V1-CANCEL-003", f"the late session/cancel left the next turn alone (stopReason "
                                          f"{result_of(ans).get('stopReason')!r})", [ans.frame, cancel.frame])
+
+    def _cancel_requests(self, msgs) -> None:
+        """Each request of the suite named by a $/cancel_request while pending: answered (a result or an error)."""
+        sent = {repr(m.id): m for m in msgs if m.direction == SENT and m.kind == "request"}
+        for m in msgs:
+            if m.direction != SENT or m.method != "$/cancel_request":
+                continue
+            req = sent.get(repr(params(m).get("requestId")))
+            if req is None or (req.responses and req.responses[0].order < m.order):
+                continue  # no request of ours, or one already answered: nothing was cancelled
+            if req.responses:
+                self.passed("V1-CANCEL-004", f"{req.method}, cancelled with $/cancel_request, was answered "
+                                             f"{js(req.responses[0].msg.get('result', req.responses[0].msg.get('error')), 80)}",
+                            [req.responses[0].frame, m.frame])
+            else:
+                self.failed("V1-CANCEL-004", f"{req.method}, cancelled with $/cancel_request, was never answered",
+                            [m.frame, req.frame])
 
     def _permissions(self, msgs) -> None:
         for m in msgs:

@@ -5,12 +5,12 @@ authentication): what the agent answers to the requests that make and set up ses
 from __future__ import annotations
 
 from ._common import js
-from ._v1 import (MESSAGE_KINDS, SENT, TURN_OPENERS, V1Monitor, agent_init, error_of, first_answer, params,
+from ._v1 import (MESSAGE_KINDS, RACE, SENT, TURN_OPENERS, V1Monitor, agent_init, error_of, first_answer, params,
                   requests, result_of, update_of)
 
 
 class V1SessionMonitor(V1Monitor):
-    rules = ("V1-SESSION-001", "V1-SESSION-002", "V1-SESSION-003", "V1-MODE-001", "V1-CONFIG-001", "V1-CONFIG-002",
+    rules = ("V1-SESSION-001", "V1-SESSION-002", "V1-SESSION-003", "V1-SESSION-006", "V1-SESSION-007", "V1-MODE-001", "V1-CONFIG-001", "V1-CONFIG-002",
              "V1-LIST-001", "V1-AUTH-001", "V1-AUTH-002")
 
     def finish(self) -> None:
@@ -25,6 +25,10 @@ class V1SessionMonitor(V1Monitor):
             self._new(req, first_answer(req), msgs)
         for req in requests(msgs, "session/load"):
             self._load(req, first_answer(req), msgs)
+        for req in requests(msgs, "session/resume"):
+            self._resume(req, first_answer(req), msgs)
+        for req in requests(msgs, "session/close"):
+            self._close(req, msgs)
         for req in requests(msgs, "session/set_mode"):
             self._set_mode(req, first_answer(req), msgs)
         for req in requests(msgs, "session/set_config_option"):
@@ -84,6 +88,42 @@ class V1SessionMonitor(V1Monitor):
             self.passed("V1-SESSION-003", f"no replayed message of {sid!r} followed the session/load response",
                         [ans.frame])
         self._modes(result_of(ans), ans)
+
+    def _resume(self, req, ans, msgs) -> None:
+        sid = params(req).get("sessionId")
+        if ans is None or not isinstance(result_of(ans), dict) or sid not in self.history:
+            return
+        replayed = [m for m in msgs if req.order < m.order < ans.order and self._message(m, sid)]
+        if replayed:
+            self.failed("V1-SESSION-006", f"session/resume of {sid!r} replayed {len(replayed)} message update(s) "
+                                          "before its response", [replayed[0].frame, ans.frame])
+        else:
+            self.passed("V1-SESSION-006", f"session/resume of {sid!r} answered without replaying its history",
+                        [ans.frame])
+
+    def _close(self, req, msgs) -> None:
+        """A session/close sent while a prompt of the session waited for its answer: that turn ends cancelled."""
+        sid = params(req).get("sessionId")
+        prompt = next((p for p in reversed(msgs) if p.order < req.order and p.direction == SENT and p.kind == "request"
+                       and p.method == "session/prompt" and params(p).get("sessionId") == sid), None)
+        if prompt is None or (prompt.responses and prompt.responses[0].order < req.order):
+            return  # no turn running when the close was sent
+        ans = first_answer(prompt)
+        if ans is None:
+            self.failed("V1-SESSION-007", "the prompt running when its session was closed was never answered",
+                        [req.frame, prompt.frame])
+            return
+        res = result_of(ans)
+        reason = res.get("stopReason") if isinstance(res, dict) else None
+        if reason == "cancelled" or error_of(ans) is not None:
+            self.passed("V1-SESSION-007", f"the turn running at session/close ended "
+                                          f"{js(ans.msg.get('result', ans.msg.get('error')), 80)}", [ans.frame])
+        elif ans.t - req.t <= RACE:
+            self.noted("V1-SESSION-007", f"the turn ended {js(res, 60)} {ans.t - req.t:.3f} s after the close: its "
+                                         "answer may have been on its way", [ans.frame, req.frame])
+        else:
+            self.failed("V1-SESSION-007", f"the turn running at session/close went on and ended {js(res, 80)}, "
+                                          "not cancelled", [ans.frame, req.frame])
 
     @staticmethod
     def _message(m, sid) -> bool:
