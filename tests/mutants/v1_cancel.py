@@ -55,4 +55,5 @@ class V1DropsCancelledRequest(V1ReferenceAgent):
         super().end_turn(turn)
 
 
-MUTANTS["v1-drops-cancelled-request"] = (("V1-CANCEL-004",), V1DropsCancelledRequest)
+# the dropped prompt is never answered, not even after the session/cancel that follows
+MUTANTS["v1-drops-cancelled-request"] = (("V1-CANCEL-004", "V1-CANCEL-001"), V1DropsCancelledRequest)
