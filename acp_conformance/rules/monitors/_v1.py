@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from ...wire.transcript import RECEIVED, SENT, Frame
-from ..monitor import NOTIFICATION, REQUEST, RESPONSE, Monitor, Rpc
+from ..monitor import NOTIFICATION, REQUEST, Monitor, Rpc
 from ..reading import Msg
 
 STOP_REASONS = ("end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled")
@@ -89,5 +89,3 @@ def agent_init(msgs: list[Msg]) -> dict[str, Any]:
             return r
     return {}
 
-
-__all__ = ["RESPONSE", "RECEIVED", "SENT"]

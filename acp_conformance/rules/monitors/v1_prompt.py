@@ -56,7 +56,7 @@ class V1PromptMonitor(V1Monitor):
         self._cancel_requests(msgs)
 
     def _answer(self, req, ans, cancel, msgs) -> None:
-        res, err = result_of(ans), error_of(ans)
+        res = result_of(ans)
         if isinstance(res, dict):
             reason = res.get("stopReason")
             if reason in STOP_REASONS:

@@ -4,14 +4,15 @@ authentication): what the agent answers to the requests that make and set up ses
 
 from __future__ import annotations
 
+from ...wire.transcript import SENT
 from ._common import js
-from ._v1 import (MESSAGE_KINDS, RACE, SENT, TURN_OPENERS, V1Monitor, agent_init, error_of, first_answer, params,
+from ._v1 import (MESSAGE_KINDS, RACE, TURN_OPENERS, V1Monitor, agent_init, error_of, first_answer, params,
                   requests, result_of, update_of)
 
 
 class V1SessionMonitor(V1Monitor):
-    rules = ("V1-SESSION-001", "V1-SESSION-002", "V1-SESSION-003", "V1-SESSION-006", "V1-SESSION-007", "V1-MODE-001", "V1-CONFIG-001", "V1-CONFIG-002",
-             "V1-LIST-001", "V1-AUTH-001", "V1-AUTH-002")
+    rules = ("V1-SESSION-001", "V1-SESSION-002", "V1-SESSION-003", "V1-SESSION-006", "V1-SESSION-007", "V1-MODE-001",
+             "V1-CONFIG-001", "V1-CONFIG-002", "V1-LIST-001", "V1-AUTH-001", "V1-AUTH-002")
 
     def finish(self) -> None:
         self.ids: set[str] = set()

@@ -8,7 +8,7 @@ from typing import Any
 
 from ...wire.transcript import RECEIVED, SENT
 from ._common import js
-from ._v1 import V1Monitor, first_answer, params, result_of, update_of
+from ._v1 import V1Monitor, params, result_of, update_of
 
 KINDS = ("user_message_chunk", "agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan",
          "available_commands_update", "current_mode_update", "config_option_update", "session_info_update",
@@ -124,5 +124,3 @@ class V1UpdateMonitor(V1Monitor):
         else:
             self.passed("V1-PERM-001", f"a well-formed permission request with {len(opts)} option(s)", [m.frame])
 
-
-_ = first_answer
