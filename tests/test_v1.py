@@ -5,6 +5,9 @@ tests/test_suite_end_to_end.py; the v1 monitors' frame tests are tests/test_moni
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from acp_conformance.rules.catalog import load_catalog
@@ -65,3 +68,10 @@ def test_a_v2_agent_is_still_judged_as_version_2(tmp_path):
 def test_a_bad_protocol_option_is_a_usage_error(tmp_path):
     r = run_suite(V1_REFERENCE, tmp_path, "--acp-protocol=3")
     assert r.returncode == 2 and "--acp-protocol takes 1 or 2 (got '3')" in r.output
+
+
+def test_version_1_for_a_client_is_a_usage_error(tmp_path):
+    p = subprocess.run([sys.executable, "-m", "acp_conformance", "client", f"--acp-report-dir={tmp_path}",
+                        "--acp-protocol=1", "--", sys.executable, "-c", "pass"], capture_output=True, text=True,
+                       timeout=120, cwd=tmp_path)
+    assert p.returncode == 2 and "the version 1 client side is not judged yet" in p.stdout + p.stderr

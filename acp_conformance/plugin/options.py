@@ -223,6 +223,8 @@ def _protocol(config: pytest.Config, side: str, target: dict[str, Any], startup:
     if given is not None:
         if str(given).strip() not in ("1", "2"):
             raise UsageError(f"--acp-protocol takes 1 or 2 (got {given!r})")
+        if side == "client" and int(given) == 1:
+            raise UsageError("--acp-protocol 1 judges agents only: the version 1 client side is not judged yet")
         return int(given)
     if side != "agent":
         return None
