@@ -122,8 +122,12 @@ class V1PromptMonitor(V1Monitor):
             if m.direction != SENT or m.method != "$/cancel_request":
                 continue
             req = sent.get(repr(params(m).get("requestId")))
-            if req is None or (req.responses and req.responses[0].order < m.order):
-                continue  # no request of ours, or one already answered: nothing was cancelled
+            if req is None:
+                continue  # no request of ours
+            if req.responses and req.responses[0].order < m.order:  # its turn ended first: nothing to cancel
+                self.not_exercised("V1-CANCEL-004", f"{req.method} was answered before $/cancel_request named it "
+                                                    "(a turn that ended first)", [m.frame, req.responses[0].frame])
+                continue
             if req.responses:
                 self.passed("V1-CANCEL-004", f"{req.method}, cancelled with $/cancel_request, was answered "
                                              f"{js(req.responses[0].msg.get('result', req.responses[0].msg.get('error')), 80)}",
