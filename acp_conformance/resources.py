@@ -24,3 +24,12 @@ def schema_dir() -> Path:
 
 def scenarios_dir() -> Path:
     return _find("scenarios")
+
+
+def suite_folder(side: str, protocol: int = 2) -> Path:
+    """The bundled scenarios of a run: scenarios/agent, scenarios/client, or scenarios/agent_v1 for a v1 agent."""
+    return scenarios_dir() / (f"{side}_v1" if protocol == 1 and side == "agent" else side)
+
+
+# (side, protocol) of every bundled scenario folder
+SUITE_FOLDERS = (("agent", 2), ("agent", 1), ("client", 2))

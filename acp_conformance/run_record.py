@@ -49,7 +49,8 @@ class SessionRecord:
     source: str = ""  # the file it was read from (check)
     end: str = ""  # how it ended
     stderr: str = ""  # the agent's stderr (tap), kept beside the transcript
-    not_judged: str = ""  # the session negotiated another protocol version: why the v2 rules were not applied
+    not_judged: str = ""  # the session negotiated a version the suite does not judge: why no rules were applied
+    protocol: int = 2  # the version the session negotiated: whose rules judged it
 
 
 @dataclass
@@ -67,6 +68,7 @@ class RunRecord:
     sessions: list[SessionRecord] = field(default_factory=list)  # observed sessions (tap, check)
     # the suite's hint for an inconclusive rule whose test could not be completed (what the user can change)
     incomplete_hint: str | None = None
+    also: tuple[str, ...] = ()  # revisions of another protocol judged beside the selected one (observed v1 and v2)
 
     @property
     def observed(self) -> bool:
@@ -133,7 +135,8 @@ def judge(record: RunRecord) -> Verdict:
     verdict = compute_by_revision(load_catalog(), record.findings, checked, record.bound, record.skipped,
                                   strict=t.strict, side=None if record.observed else record.side,
                                   not_observable=load_not_observable(), waivers=dict(record.waivers),
-                                  require_coverage=t.require_coverage, observed=record.observed, revision=t.revision)
+                                  require_coverage=t.require_coverage, observed=record.observed, revision=t.revision,
+                                  also=record.also)
     if record.incomplete_hint is not None:
         for v in verdict.rules:  # an inconclusive rule says which of its tests could not be completed, and why
             if v.checked and v.status == NOT_TESTED:

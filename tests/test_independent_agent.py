@@ -82,7 +82,7 @@ def test_an_incomplete_test_is_not_a_failure_and_says_what_to_change(tmp_path):
     assert run.returncode == 1 and not re.search(r"\b[1-9]\d* failed\b", run.output), run.output[-3000:]
     assert "1 skipped" in run.output and "incomplete: the scenario could not be completed" in run.output
     assert "--acp-timeout, now 2 s" in run.output and "--acp-tool-prompt" in run.output
-    assert "NOT CONFORMANT (inconclusive)" in run.output
+    assert "NOT CONFORMANT to ACP v2 (preview) (inconclusive)" in run.output
     rule = run.rule("TOOL-007")
     assert rule["status"] == "not-tested" and "tool-call-reported could not be completed" in rule["reason"]
     assert "--acp-timeout" in rule["reason"]
@@ -99,3 +99,31 @@ def test_an_agent_holding_prompts_behind_a_long_turn_is_judged_without_waiting_i
         assert run.status(rule) == "pass", run.rule(rule)
     span, test = _longest_transcript(run)
     assert span < LONGEST_TEST, f"{test} lasted {span:.1f} s"
+
+
+AGENT_V1 = Path(__file__).resolve().parent / "independent" / "agent_v1.py"
+
+
+@pytest.mark.parametrize("mode", ["memory", "persist"])
+def test_an_independent_v1_agent_gets_a_v1_verdict_with_its_rules_exercised(mode, tmp_path):
+    """An ACP v1 agent written apart from the suite (tests/independent/agent_v1.py, from the v1 pages, its own
+    choices: no modes or config options, sessions in memory unless --persist): CONFORMANT to ACP v1 with no option
+    beyond its command, the V1 rules of every situation it creates exercised, its legal choices not exercised
+    (issue 28)."""
+    args = ["--persist", str(tmp_path / "store")] if mode == "persist" else []
+    run = run_suite([sys.executable, str(AGENT_V1), *args], tmp_path / "run")
+    assert run.report is not None, run.output[-4000:]
+    assert run.returncode == 0 and run.report["verdict"]["conformant"] is True, run.output[-3000:]
+    assert run.report["verdict"]["protocol"] == 1 and "CONFORMANT to ACP v1: " in run.output
+    statuses = {r["id"]: r["status"] for r in run.report["rules"]}
+    assert all(rid.startswith("V1-") for rid in statuses)
+    for rid in ("V1-INIT-001", "V1-INIT-002", "V1-SESSION-001", "V1-PROMPT-001", "V1-PROMPT-002", "V1-CANCEL-001",
+                "V1-CANCEL-002", "V1-CANCEL-003", "V1-UPDATE-001", "V1-UPDATE-002", "V1-TOOL-001", "V1-PERM-001",
+                "V1-PERM-002", "V1-FS-001", "V1-TERM-001", "V1-TERM-002", "V1-ERR-001", "V1-ERR-002"):
+        assert statuses[rid] == "pass", (rid, statuses[rid])
+    # sessions kept in memory: a load in a new process is refused, its right; kept on disk: replayed
+    loaded = "pass" if mode == "persist" else "not-exercised"
+    assert statuses["V1-SESSION-002"] == statuses["V1-SESSION-003"] == loaded
+    assert statuses["V1-MODE-001"] == "not-exercised"  # it offers no modes
+    span, test = _longest_transcript(run)
+    assert span < LONGEST_TEST, f"{mode}: {test} lasted {span:.1f} s"  # its 30 s turns are cancelled, not waited out

@@ -336,17 +336,18 @@ def test_plugin_detects_a_v1_agent():
 
 def test_v1_agent_run_says_so(tmp_path):
     """End to end: a v1 agent (the reference agent negotiating 1) gets one verdict, in the terminal and in
-    report.json, at once: no v2 rule is judged, and answering 1 to a request for 2 is no INIT failure (the
-    negotiation picks the highest version it supports at or below the request). Exit status 6."""
+    report.json, at once, in a run forced to judge version 2: no v2 rule is judged, and answering 1 to a request
+    for 2 is no INIT failure (the negotiation picks the highest version it supports at or below the request). Exit
+    status 6. (Without --acp-protocol the run judges the version the agent answers in: tests/test_v1.py.)"""
     import time
 
     from suite_run import mutant_cmd, run_suite
     t0 = time.monotonic()
-    r = run_suite(mutant_cmd("v1-agent"), tmp_path)
+    r = run_suite(mutant_cmd("v1-agent"), tmp_path, "--acp-protocol=2")  # a run forced to judge version 2
     assert time.monotonic() - t0 < 30  # the run itself: under 10 s (pytest's own duration, below)
     assert float(r.output.rsplit(" in ", 1)[1].split("s", 1)[0]) < 10, r.output[-500:]
     assert r.returncode == 6, r.output[-3000:]
-    sentence = "the agent speaks ACP protocol version 1; this suite judges version 2"
+    sentence = "the agent speaks ACP protocol version 1; this run judges version 2 (--acp-protocol 1 judges version 1)"
     assert f"ACP verdict: NOT CONFORMANT: {sentence}" in r.output
     v = r.report["verdict"]
     assert v["conformant"] is False and v["negotiated_version"] == 1 and v["reason"] == sentence

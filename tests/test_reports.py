@@ -196,7 +196,7 @@ def test_junit_testcases_carry_scenario_and_rule_ids(runs):
     vprops = {p.get("name"): p.get("value") for p in verdict[0].iter("property")}
     cov = runs["reference"].report["verdict"]["coverage"]
     assert vprops["exercised"] == str(cov["exercised"]) and vprops["checked"] == str(cov["checked"])
-    assert vprops["verdict"].startswith("CONFORMANT: ")
+    assert vprops["verdict"].startswith("CONFORMANT to ACP v2 (preview): ")
     for case in cases:
         props = {p.get("name"): p.get("value") for p in case.iter("property")}
         assert case.get("name") == f"{props['scenario']} [{props['rules']}]"

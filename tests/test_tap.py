@@ -389,19 +389,44 @@ V1_SESSION = (b'> {"jsonrpc":"2.0","id":0,"method":"initialize","params":{"proto
 
 
 @pytest.mark.parametrize("version_2_words", [False, True])
-def test_check_does_not_judge_a_v1_session_by_v2_rules(tmp_path, version_2_words):
-    # correct v1 traffic failed UPDATE-008, CONFIG-004/005, CLIENT-001 and PROMPT-001 (issue 25); an agent that
-    # answers "2" in version 1's words (fast-agent, the Python SDK's echo agent) is version 1 too
+def test_check_judges_a_v1_session_by_the_v1_rules(tmp_path, version_2_words):
+    # correct v1 traffic failed UPDATE-008, CONFIG-004/005, CLIENT-001 and PROMPT-001 (issue 25); since issue 28 it is
+    # judged by the V1 rules, as is an agent that answers "2" in version 1's words (fast-agent, the Python SDK's echo
+    # agent): no v2 rule, a v1 verdict
     log = tmp_path / "v1.log"
     log.write_bytes(V1_SESSION.replace(b'"protocolVersion":1', b'"protocolVersion":2') if version_2_words
                     else V1_SESSION)
     p = subprocess.run([*CHECK, "--report-dir", str(tmp_path / "c"), str(log)], capture_output=True, text=True,
                        timeout=120)
     data = report(tmp_path / "c")
-    assert p.returncode == 6, p.stdout + p.stderr
-    assert "ACP verdict: NOT JUDGED:" in p.stdout and "version 1" in p.stdout, p.stdout
-    assert not bad(data) and data["verdict"]["conformant"] is False and data["verdict"]["reason_kind"] == "not-v2"
-    assert "version 1" in data["sessions"][0]["not_judged"]
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "ACP verdict: CONFORMANT to ACP v1 on the observed traffic" in p.stdout, p.stdout
+    assert data["verdict"]["protocol"] == 1 and data["verdict"]["revision"] == "v1"
+    statuses = {r["id"]: r["status"] for r in data["rules"]}
+    assert all(r.startswith("V1-") for r in statuses)
+    assert statuses["V1-PROMPT-001"] == statuses["V1-PROMPT-002"] == statuses["V1-UPDATE-001"] == "pass"
+    assert statuses["V1-INIT-003"] == "warn"  # no agentInfo: a SHOULD
+    assert "not_judged" not in data["sessions"][0]
+
+
+def test_check_judges_each_session_by_its_own_version(tmp_path):
+    """A v2 recording and a v1 recording checked together: the v2 session by the v2 rules (its verdict sets the exit
+    status), the v1 session by the V1 rules (its verdict reported beside it); no rule of one version sees the
+    other's session."""
+    (tmp_path / "v1.log").write_bytes(V1_SESSION.replace(b'"stopReason":"end_turn"', b'"stopReason":"done"'))
+    rec = tmp_path / "v2.log"
+    rec.write_bytes(b'> {"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":2,'
+                    b'"capabilities":{},"info":{"name":"c","version":"1"}}}\n'
+                    b'< {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":2,"capabilities":{},'
+                    b'"info":{"name":"a","version":"1"}}}\n')
+    p = subprocess.run([*CHECK, "--report-dir", str(tmp_path / "c"), str(tmp_path / "v1.log"), str(rec)],
+                       capture_output=True, text=True, timeout=120)
+    data = report(tmp_path / "c")
+    assert data["verdict"]["protocol"] == 2 and set(data["verdict"]["revisions"]) == {"base", "preview", "v1"}
+    assert data["verdict"]["revisions"]["v1"]["blocking"] == ["V1-PROMPT-001"], data["verdict"]["revisions"]["v1"]
+    statuses = {r["id"]: r["status"] for r in data["rules"]}
+    assert "V1-PROMPT-001" not in statuses and statuses.get("INIT-001") == "pass", p.stdout
+    assert not [r for r, s in statuses.items() if s in ("fail", "warn")], p.stdout
 
 
 @pytest.mark.parametrize("content, words", [
@@ -430,7 +455,7 @@ def test_observed_verdict_has_no_not_tested_penalty():
     st = {r.rule.id: r.status for r in v.rules}
     assert v.conformant and st["PROMPT-001"] == "pass" and st["PROMPT-002"] == "not-exercised"
     assert "not-tested" not in {r.status for r in v.rules if r.checked}
-    assert "CONFORMANT on the observed traffic" in v.summary_line()
+    assert "CONFORMANT to ACP v2 (preview) on the observed traffic" in v.summary_line()
     v = compute_observed([Finding("PROMPT-001", FAIL, "bad")])
     assert not v.conformant and [r.rule.id for r in v.blocking_failures] == ["PROMPT-001"]
 

@@ -22,7 +22,7 @@ from ..rules.catalog import load_catalog
 from ..rules.findings import Finding
 from ..protocol.schema import cached_schema
 from ..report.transcripts import write_transcript
-from ..rules.first_contact import FirstContact, judge_agent
+from ..rules.first_contact import FirstContact, for_fuzzer, judge_agent
 from ..run_record import REPLAY, RunRecord, TestRecord, judge as judge_run
 from ..thresholds import REPLAY_TEST_TIMEOUT
 from .reduce import Reducer
@@ -123,7 +123,7 @@ def fuzz(config: FuzzConfig, *, seed: int = 0, max_examples: int = 50, budget: f
     if rec is not None:
         result.failure, result.rules, result.step_log = rec.failure, list(dict.fromkeys(rec.rules)), rec.steps
         result.findings, result.transcript, result.stderr = rec.findings, rec.transcript, rec.stderr
-        result.first_contact = judge_agent(rec.transcript, config.startup_timeout)
+        result.first_contact = for_fuzzer(judge_agent(rec.transcript, config.startup_timeout))
         if result.first_contact is not None:  # no rule can be judged on it: say what it is, as the suite does
             result.failure, result.rules = result.first_contact.sentence, []
     if report_dir is not None:
@@ -253,7 +253,7 @@ def replay(path: Path | str, config: FuzzConfig, report_dir: Path | None = None)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         frames += len(judge.ctx.frames)
-        contact = judge_agent(result.transcript.frames, config.startup_timeout)
+        contact = for_fuzzer(judge_agent(result.transcript.frames, config.startup_timeout))
         if contact is not None:  # not an ACP v2 agent: the suite's one sentence, and the file stops here
             outcomes.append((scn.name, "failed", contact.sentence))
             return ReplayResult([contact.sentence], None, frames, outcomes, None, contact)

@@ -44,10 +44,10 @@ def pytest_configure(config: pytest.Config) -> None:
         pytest.exit(f"acp-conformance: {e}", returncode=2)
     if run is None:
         return
-    from ..resources import scenarios_dir
+    from ..resources import suite_folder
     from ..rules.catalog import load_catalog
     from ..scenario_paths import ScenarioPathError, scenario_roots, user_paths
-    suite_dir = (scenarios_dir() / run.side).resolve()
+    suite_dir = suite_folder(run.side, run.protocol).resolve()
     try:
         from _pytest.config import Config  # an xdist worker parses the same command line: the same roots
         positional = list(config.args) if config.args_source == Config.ArgsSource.ARGS else []

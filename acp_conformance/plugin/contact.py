@@ -3,7 +3,7 @@ early stop when it cannot (early_stop.py), in the words the failure shows."""
 
 from __future__ import annotations
 
-from ..rules.first_contact import NOT_V2, V1_KEEP, WRONG_IDS
+from ..rules.first_contact import NOT_V2, V1_HINT, V1_KEEP, WRONG_IDS
 from ..wire.transcript import Frame
 from .state import SuiteState
 
@@ -39,14 +39,15 @@ def first_contact(state: SuiteState, frames: list[Frame], result, client: bool =
     from ..rules.first_contact import FirstContact, judge_agent, judge_client, v1_behind_v2
     report_dir = state.run.report_dir
     waited = max(state.run.startup_timeout, state.run.timeout)
-    contact = judge_client(frames, waited) if client else judge_agent(frames, waited)
+    contact = judge_client(frames, waited) if client else judge_agent(frames, waited, protocol=state.run.protocol,
+                                                                      forced=state.run.protocol_forced)
     if client and contact is not None and contact.kind != NOT_V2 and getattr(result, "error", None):
         # the runner knows more of a client that sent nothing (it never started its agent, ended, hung)
         contact.sentence = "not an ACP client: " + " ".join(str(result.error).split())
-    if contact is None and not client:
+    if contact is None and not client and state.run.protocol == 2:
         v1 = negotiated_v1(frames)  # a test that does not open with initialize
         if v1 is not None:
-            contact = FirstContact(NOT_V2, "the agent speaks ACP protocol version 1; this suite judges version 2",
+            contact = FirstContact(NOT_V2, f"the agent speaks ACP protocol version 1; {V1_HINT}",
                                    v1, 1)
         else:
             contact = v1_behind_v2(frames)

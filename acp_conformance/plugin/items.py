@@ -77,7 +77,7 @@ class ScenarioItem(JudgedItem):
         decision.enact()
 
     def _context(self, state: SuiteState, monitors) -> MonitorContext:
-        ctx = MonitorContext(target_side=state.side, options={**state.run.monitor_options, **self.scenario.options,
+        ctx = MonitorContext(target_side=state.side, protocol=state.run.protocol, options={**state.run.monitor_options, **self.scenario.options,
                                                               "validator": state.validator})
         ctx.add_monitors(monitors)
         return ctx
@@ -86,7 +86,7 @@ class ScenarioItem(JudgedItem):
         from ..scenarios.runner import RunSettings
         r = state.run
         return RunSettings(timeout=r.timeout, startup_timeout=r.startup_timeout, test_timeout=r.test_timeout,
-                           prompts=dict(r.prompts), **extra)
+                           prompts=dict(r.prompts), protocol=r.protocol, **extra)
 
     def _run_agent(self, state: SuiteState) -> RunFacts:
         """The suite plays the client: the scenario drives the agent, the agent monitors judge."""

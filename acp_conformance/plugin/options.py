@@ -72,6 +72,9 @@ def add_options(parser: pytest.Parser) -> None:
                 help="seconds one test may take in all (default 60)")
     g.addoption("--acp-schema", dest="acp_schema", default=None, metavar="PATH",
                 help="validate against another revision of the ACP JSON Schema")
+    g.addoption("--acp-protocol", dest="acp_protocol", default=None, metavar="1|2",
+                help="the ACP protocol version judged: 1 (the V1 rules, scenarios/agent_v1) or 2; default: the "
+                     "version the agent answers initialize in")
     g.addoption("--acp-revision", dest="acp_revision", default=None, metavar="base|preview",
                 help="the ACP v2 revision whose verdict sets the exit status: base (v2 as released, the "
                      "TypeScript SDK 2.4.0's schema) or preview (the v2 Preview of 2026-11-20; the default). "
@@ -152,6 +155,8 @@ class RunConfig:
     model_url: str | None  # --acp-model: the base URL of the scripted model server this process started
     fuzz: Mapping[str, Any] | None  # the --acp-fuzz settings, or None when it is off
     faults: bool = False  # --acp-faults: the fault scenarios run (docs/faults.md)
+    protocol: int = 2  # the ACP version judged: --acp-protocol, else the one the agent answers in (plugin/probe.py)
+    protocol_forced: bool = False  # --acp-protocol given
 
     # the thresholds by name, as the rest of the plugin reads them
     timeout = property(lambda self: self.thresholds.timeout)
@@ -224,6 +229,22 @@ def _revision(config: pytest.Config) -> str:
         return revisions.check_name(config.getoption("acp_revision", default=None))
     except ValueError as e:
         raise UsageError(str(e)) from None
+
+
+def _protocol(config: pytest.Config, side: str, target: dict[str, Any], startup: float) -> int | None:
+    """--acp-protocol (checked), else the version an agent answers in (None: not given, for a client)."""
+    given = config.getoption("acp_protocol", default=None)
+    if given is not None:
+        if str(given).strip() not in ("1", "2"):
+            raise UsageError(f"--acp-protocol takes 1 or 2 (got {given!r})")
+        if side == "client" and int(given) == 1:
+            raise UsageError("--acp-protocol 1 judges agents only: the version 1 client side is not judged yet")
+        return int(given)
+    if side != "agent":
+        return None
+    from .probe import spoken_version
+    return spoken_version(target["argv"], target["env"], target["cwd"], startup, _report_dir(config),
+                          hasattr(config, "workerinput"))
 
 
 def _schema_path(config: pytest.Config) -> str | None:
@@ -332,10 +353,15 @@ def build_run_config(config: pytest.Config) -> RunConfig | None:
     if ahead is not None and ahead < 0:
         raise UsageError(f"--acp-run-ahead takes a number of tests, 0 or more (got {ahead})")
     model_url = _model(config, side, checked["report_dir"], target["env"])
+    protocol = _protocol(config, side, target, timeouts["startup_timeout"] * multiplier)
+    if protocol == 1:
+        from ..protocol.revisions import V1
+        revision = V1
     thresholds = Thresholds(**{name: t * multiplier for name, t in timeouts.items()}, **judging, budget=_budget(config),
                             strict=bool(config.getoption("acp_strict")),
                             require_coverage=bool(config.getoption("acp_require_coverage")), revision=revision)
     return RunConfig(
+        protocol=protocol or 2, protocol_forced=config.getoption("acp_protocol", default=None) is not None,
         side=side, **target, **checked,
         schema_path=_schema_path(config),
         auth_method=config.getoption("acp_auth_method"),

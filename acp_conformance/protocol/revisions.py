@@ -24,6 +24,9 @@ from typing import Any
 REVISIONS_PATH = Path(__file__).with_name("revisions.json")
 SCHEMA_REF_PREFIX = "revision:"  # a schema "path" naming our schema as read under a revision
 PREVIEW = "preview"
+V1 = "v1"  # ACP protocol version 1: one more revision, of protocol 1 (docs/v1.md)
+V1_PREFIX = "V1-"  # the IDs of the v1 rules (rules/catalog_v1.json)
+JUDGED_PROTOCOLS = (1, 2)  # the protocol versions the suite judges
 
 
 @lru_cache(maxsize=1)
@@ -32,7 +35,36 @@ def load_revisions() -> dict[str, Any]:
 
 
 def names() -> list[str]:
+    """The revisions of ACP v2 (--acp-revision takes one); v1 is selected by the protocol, not by name."""
     return list(load_revisions()["order"])
+
+
+def every_name() -> list[str]:
+    """Every revision a catalog row may name: the v2 ones and v1."""
+    return list(load_revisions()["revisions"])
+
+
+def protocol_of(revision: str | None) -> int:
+    """The protocol version a revision belongs to (v1: 1; base, preview and None: 2)."""
+    if revision is None:
+        return 2
+    return int(load_revisions()["revisions"][revision].get("protocol", 2))
+
+
+def rule_protocol(rule_id: str) -> int:
+    """The protocol version whose rules hold ``rule_id``: the V1-* rules are version 1's, every other version 2's."""
+    return 1 if rule_id.startswith(V1_PREFIX) else 2
+
+
+def for_protocol(protocol: int, revision: str | None = None) -> str:
+    """The revision a run judges: v1 for a version-1 target, else the v2 revision asked for (--acp-revision)."""
+    return V1 if protocol == 1 else check_name(revision)
+
+
+def protocol_label(revision: str | None) -> str:
+    """How a verdict names the version it judged: "ACP v1", "ACP v2 (preview)"."""
+    r = revision or default()
+    return "ACP v1" if protocol_of(r) == 1 else f"ACP v2 ({r})"
 
 
 def default() -> str:
@@ -61,6 +93,11 @@ def check_name(revision: str | None) -> str:
     return r
 
 
+def same_protocol(revision: str) -> list[str]:
+    """The revisions judged from the same findings as ``revision``: those of its protocol."""
+    return [V1] if protocol_of(revision) == 1 else names()
+
+
 def change(rule_id: str) -> str:
     """Why a rule belongs to some revisions only, with its public source ('' for a rule of every revision)."""
     entry = load_revisions()["rules"].get(rule_id)
@@ -71,7 +108,7 @@ def schema_ref(revision: str | None) -> str | None:
     """The schema a run under ``revision`` validates with: None (ours as it is) for a revision without schema
     edits, else ``revision:NAME``."""
     r = revision or default()
-    return f"{SCHEMA_REF_PREFIX}{r}" if load_revisions()["revisions"][r].get("schema") else None
+    return f"{SCHEMA_REF_PREFIX}{r}" if load_revisions()["revisions"][r].get("schema") else None  # v1: ours
 
 
 def is_schema_ref(path: Any) -> bool:

@@ -15,3 +15,14 @@ def v1_names_only(result: Any) -> list[str]:
     if not isinstance(result, dict) or any(k in result for k in V2_INIT_NAMES):
         return []
     return [k for k in V1_INIT_NAMES if k in result]
+
+
+def negotiated(response: Any) -> int | None:
+    """The protocol version an initialize response settles on, for judging: 1 for protocolVersion 1 or for a "2"
+    said in version 1's words only (an agent that echoes the version asked), 2 for any other successful answer,
+    None for an error or no result (a later initialize decides)."""
+    result = response.get("result") if isinstance(response, dict) else None
+    if not isinstance(result, dict):
+        return None
+    v = result.get("protocolVersion")
+    return 1 if v == 1 and not isinstance(v, bool) or v1_names_only(result) else 2

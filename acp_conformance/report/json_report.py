@@ -41,8 +41,9 @@ def build_json_report(verdict, record: RunRecord) -> dict[str, Any]:
         "schema": {"path": str(record.schema.path), "revision": record.schema.revision,
                    "sha256": record.schema.sha256},
         "target": {"side": record.side,
-                   "command": shlex.join(record.argv), "info": init.get("info"),
-                   "protocolVersion": init.get("protocolVersion"), "capabilities": init.get("capabilities")},
+                   "command": shlex.join(record.argv), "info": init.get("info", init.get("agentInfo")),
+                   "protocolVersion": init.get("protocolVersion"),
+                   "capabilities": init.get("capabilities", init.get("agentCapabilities"))},  # v2's names, else v1's
         "verdict": {"conformant": verdict.conformant, "strict": verdict.strict, "counts": verdict.counts(),
                     "blocking": [v.rule.id for v in verdict.blocking_failures],
                     "stale_waivers": [v.rule.id for v in getattr(verdict, "stale_waivers", [])],
@@ -109,7 +110,7 @@ def revision_fields(verdict) -> dict[str, Any]:
     a verdict computed without revisions."""
     if not getattr(verdict, "revision", None):
         return {}
-    return {"revision": verdict.revision, "revision_title": revisions.title(verdict.revision),
+    return {"protocol": revisions.protocol_of(verdict.revision), "revision": verdict.revision, "revision_title": revisions.title(verdict.revision),
             "revisions": {name: {"title": revisions.title(name), "conformant": v.conformant,
                                  "headline": v.headline(), "blocking": [r.rule.id for r in v.blocking_failures]}
                           for name, v in verdict.by_revision.items()},

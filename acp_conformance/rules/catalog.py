@@ -20,6 +20,7 @@ from typing import Any
 
 CATALOG_PATH = Path(__file__).with_name("catalog.json")  # the shared catalog, IDs unchanged
 EXTRA_PATH = Path(__file__).with_name("catalog_extra.json")  # rules this project adds, new IDs
+V1_PATH = Path(__file__).with_name("catalog_v1.json")  # the rules of ACP v1 (V1-* IDs; docs/v1.md)
 # who creates each rule's situation (suite / target) and what would reach a target rule
 SITUATIONS_PATH = Path(__file__).with_name("situations.json")
 SUITE, TARGET = "suite", "target"
@@ -74,8 +75,12 @@ class Rule:
         return self.tier in ("should", "advisory")
 
     def in_revision(self, revision: str | None) -> bool:
-        """Does the rule belong to ``revision`` (None: every rule counts)?"""
-        return revision is None or revision in self.revisions
+        """Does the rule belong to ``revision`` (None: every rule of protocol version 2, which a run judges when no
+        revision is named, e.g. the fuzzer's)?"""
+        if revision is None:
+            from ..protocol.revisions import rule_protocol
+            return rule_protocol(self.id) == 2
+        return revision in self.revisions
 
     @property
     def spec_refs(self) -> list[str]:
@@ -96,6 +101,7 @@ class Rule:
 def load_catalog() -> dict[str, Rule]:
     data = json.loads(CATALOG_PATH.read_text(encoding="utf-8"))
     data += json.loads(EXTRA_PATH.read_text(encoding="utf-8"))
+    data += json.loads(V1_PATH.read_text(encoding="utf-8"))
     situations = load_situations()
     text_fields = [k for k in Rule.__dataclass_fields__ if k not in ("creator", "reach", "tier", "revisions")]
     def creator(rid: str) -> Any:
@@ -116,16 +122,16 @@ def _tier(row: dict[str, Any]) -> str:
 
 
 def _revisions(row: dict[str, Any]) -> tuple[str, ...]:
-    from ..protocol.revisions import names
+    from ..protocol.revisions import every_name
     revs = row.get("revisions")
-    if not isinstance(revs, list) or not revs or not set(revs) <= set(names()):
-        raise CatalogError(f"catalog rule {row.get('id')}: 'revisions' must list some of {', '.join(names())} "
+    if not isinstance(revs, list) or not revs or not set(revs) <= set(every_name()):
+        raise CatalogError(f"catalog rule {row.get('id')}: 'revisions' must list some of {', '.join(every_name())} "
                            f"(got {revs!r})")
     return tuple(revs)
 
 
 def applies(rule_id: str, revision: str | None) -> bool:
-    """Does catalog rule ``rule_id`` belong to ``revision`` (None: every rule counts)?"""
+    """Does catalog rule ``rule_id`` belong to ``revision`` (None: every rule of version 2)?"""
     rule = load_catalog().get(rule_id)
     return rule is None or rule.in_revision(revision)
 

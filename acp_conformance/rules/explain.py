@@ -81,13 +81,14 @@ def scenario_lines(rule_id: str) -> list[str]:
 
 def bundled_scenarios() -> list[tuple[str, Path, Any]]:
     """(side, file, scenario) for every bundled scenario of both sides."""
-    from ..resources import scenarios_dir
+    from ..resources import SUITE_FOLDERS, suite_folder
     from ..scenarios.client_model import load_client_file
     from ..scenarios.model import load_file
     known = set(load_catalog())
     out = []
-    for side, load in (("agent", load_file), ("client", load_client_file)):
-        for path in sorted((scenarios_dir() / side).glob("*.yaml")):
+    for side, protocol in SUITE_FOLDERS:
+        load = load_client_file if side == "client" else load_file
+        for path in sorted(suite_folder(side, protocol).glob("*.yaml")):
             out += [(side, path, scn) for scn in load(path, known)]
     return out
 
@@ -208,6 +209,8 @@ def _revisions(rule_id: str) -> str:
     from ..protocol import revisions
     mine = load_catalog()[rule_id].revisions
     text = ", ".join(f"{r} ({revisions.title(r)})" for r in mine)
+    if revisions.rule_protocol(rule_id) == 1:
+        return text + " (protocol version 1's rules: no v2 revision)"
     return text + (f"; only these: {revisions.change(rule_id)}" if revisions.change(rule_id) else " (every revision)")
 
 

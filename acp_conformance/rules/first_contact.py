@@ -23,6 +23,8 @@ NOT_V2 = "not-v2"
 WRONG_IDS = "wrong-ids"  # ERR-004: its responses carry ids the suite never sent, none the ids it sent
 # the one negotiation rule that applies whatever version the agent speaks: it never answers above the request
 V1_KEEP = ("INIT-002",)
+# a version-1 agent met in a run that judges version 2 (--acp-protocol 2, or an agent whose first answer said 2)
+V1_HINT = "this run judges version 2 (--acp-protocol 1 judges version 1)"
 
 
 @dataclass
@@ -42,7 +44,8 @@ def _short(raw: bytes, limit: int = 80) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def judge_agent(frames: list[Frame], waited: float, side: str = "agent") -> FirstContact | None:
+def judge_agent(frames: list[Frame], waited: float, side: str = "agent", protocol: int = 2,
+                forced: bool = False) -> FirstContact | None:
     """The first connection of one test, when it opened with initialize: None if the target answered it as
     an ACP v2 peer (whatever else it got wrong), else why not. ``waited``: the seconds the suite waited for
     the first answer (its startup timeout)."""
@@ -75,6 +78,8 @@ def judge_agent(frames: list[Frame], waited: float, side: str = "agent") -> Firs
             return FirstContact(NOT_ACP, f"not an ACP {side}: it echoed the suite's request back on stdout "
                                          f"(frame #{f.seq} repeats frame #{first.seq}, like cat)", f)
         if is_response(f.msg) and f.msg.get("id") == first.msg["id"]:
+            if protocol == 1:  # an agent seen speaking 1 that answers otherwise fails V1-INIT-002 (the rules')
+                return _refuses_v1(f, asked, side) if forced else None
             return _negotiated(f, asked, side)
         if is_response(f.msg):
             return wrong_ids(frames, conn, side)  # it answers JSON-RPC: an ACP program, judged by the rules
@@ -138,8 +143,34 @@ def _negotiated(response: Frame, asked: Any, side: str) -> FirstContact | None:
         return None
     v = result.get("protocolVersion")
     if isinstance(v, int) and not isinstance(v, bool) and v < 2:
-        return FirstContact(NOT_V2, f"the {side} speaks ACP protocol version {v}; this suite judges version 2",
+        hint = V1_HINT if v == 1 and side == "agent" else "this suite judges version 2" if side == "client" else \
+            "this suite judges versions 1 and 2"
+        return FirstContact(NOT_V2, f"the {side} speaks ACP protocol version {v}; {hint}",
                             response, v)
+    return None
+
+
+def for_fuzzer(contact: FirstContact | None) -> FirstContact | None:
+    """The sentence as the fuzzer says it: it draws version 2 traffic only (no --acp-protocol of its own)."""
+    if contact is not None and V1_HINT in contact.sentence:
+        contact.sentence = contact.sentence.replace(
+            V1_HINT, "the fuzzer draws version 2 traffic only (acp-conformance agent judges version 1)")
+    return contact
+
+
+def _refuses_v1(response: Frame, asked: Any, side: str) -> FirstContact | None:
+    """A run forced to judge version 1 (--acp-protocol 1): an initialize asking for 1 answered with another version,
+    or refused, comes from a target that does not speak version 1."""
+    if asked != 1:
+        return None
+    result, error = response.msg.get("result"), response.msg.get("error")
+    v = result.get("protocolVersion") if isinstance(result, dict) else None
+    if isinstance(v, int) and not isinstance(v, bool) and v != 1:
+        return FirstContact(NOT_V2, f"the {side} does not speak ACP protocol version 1, which --acp-protocol 1 asks "
+                                    f"for: asked for 1, it answered protocolVersion {v}", response, v)
+    if isinstance(error, dict):
+        return FirstContact(NOT_V2, f"the {side} does not speak ACP protocol version 1, which --acp-protocol 1 asks "
+                                    f"for: it refused an initialize asking for 1 ({json.dumps(error)[:120]})", response)
     return None
 
 
@@ -168,7 +199,7 @@ def v1_behind_v2(frames: list[Frame]) -> FirstContact | None:
             return FirstContact(NOT_V2, "the agent answered protocolVersion 2 but speaks ACP version 1: its "
                                 "initialize result has no info or capabilities, and it refused a session/new "
                                 "without mcpServers for want of them (required in version 1, optional in version "
-                                "2); this suite judges version 2", f, 1)
+                                f"2); {V1_HINT}", f, 1)
         if not isinstance(m.get("result"), dict):
             continue
         res = m["result"]
@@ -179,13 +210,13 @@ def v1_behind_v2(frames: list[Frame]) -> FirstContact | None:
             if found:
                 return FirstContact(NOT_V2, f"the agent answered protocolVersion 2 but speaks ACP version 1: its "
                                     f"initialize result has version 1's {', '.join(found)} and not version 2's info "
-                                    "and capabilities; this suite judges version 2", f, 1)
+                                    f"and capabilities; {V1_HINT}", f, 1)
             bare_init = bare_init or f
         elif method == "session/prompt" and bare_init is not None and "stopReason" in res and "messageId" not in res:
             return FirstContact(NOT_V2, "the agent answered protocolVersion 2 but speaks ACP version 1: its "
                                 f"initialize result has no info or capabilities, and it answered session/prompt "
                                 f"with version 1's stopReason ({res.get('stopReason')!r}) instead of version 2's "
-                                "messageId; this suite judges version 2", f, 1)
+                                f"messageId; {V1_HINT}", f, 1)
     return None
 
 
@@ -207,7 +238,8 @@ def judge_client(frames: list[Frame], waited: float | None = None) -> FirstConta
             params = f.msg.get("params")
             v = params.get("protocolVersion") if isinstance(params, dict) else None
             if isinstance(v, int) and not isinstance(v, bool) and v < 2:
-                return FirstContact(NOT_V2, f"the client speaks ACP protocol version {v}; this suite judges version 2",
+                return FirstContact(NOT_V2, f"the client speaks ACP protocol version {v}; this suite judges version 2 "
+                                    "(the version 1 client side is not judged yet)",
                                     f, v)
             return None
     if waited is None or any(f.direction == RECEIVED and f.problem is None for f in frames):

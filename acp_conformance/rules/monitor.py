@@ -35,6 +35,9 @@ class MonitorContext:
     """Shared state of one test run: the reading of the stream, and the findings."""
 
     target_side: str = "agent"  # which side the target plays: "agent" (suite is client) or "client"
+    # the protocol version judged: 2 or 1 (the run's, fixed), or None: each connection by the version its
+    # initialize negotiated (tap, check). A monitor judges the connections of its own ``protocol`` only.
+    protocol: int | None = 2
     options: dict[str, Any] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
     frames: list[Frame] = field(default_factory=list)
@@ -44,6 +47,8 @@ class MonitorContext:
     # suite must not cost the target every other finding of the test)
     crashed: dict[int, str] = field(default_factory=dict)
     _sessions: SessionModel | None = field(default=None, repr=False)
+    _conn_protocol: dict[int, int] = field(default_factory=dict, repr=False)
+    _held: dict[int, list] = field(default_factory=dict, repr=False)  # a connection's frames until its version is known
 
     @property
     def sessions(self) -> SessionModel:
@@ -61,18 +66,56 @@ class MonitorContext:
     # -- the stream ---------------------------------------------------------------------------
     def add_monitors(self, classes: Iterable[type["Monitor"]]) -> None:
         for cls in classes:
-            self.monitors.append(cls(self))
+            if self.protocol is None or getattr(cls, "protocol", 2) == self.protocol:
+                self.monitors.append(cls(self))
 
     def feed(self, frame: Frame) -> None:
         self.frames.append(frame)
         rpc = self.reading.read(frame)
+        proto = self._protocol_of(frame, rpc)
+        if proto is None:  # the initialize exchange of a connection whose version is not known yet
+            self._held.setdefault(frame.conn, []).append((frame, rpc))
+            return
+        for f, r in self._held.pop(frame.conn, []) + [(frame, rpc)]:
+            self._deliver(f, r, proto)
+
+    def _deliver(self, frame: Frame, rpc: Rpc | None, proto: int) -> None:
         for m in self.monitors:
+            if getattr(m, "protocol", 2) != proto:
+                continue
             try:
                 m.on_frame(frame, rpc)
             except Exception as e:  # noqa: BLE001 - one monitor's bug must not end the reading for all
                 self._crash(m, e, f"frame #{frame.seq}", [frame])
 
+    def _protocol_of(self, frame: Frame, rpc: Rpc | None) -> int | None:
+        """The version connection ``frame.conn`` negotiated (protocol/versions.py), None while its initialize
+        is unanswered; a connection that opens with anything else is version 2's."""
+        if self.protocol is not None:
+            return self.protocol
+        known = self._conn_protocol.get(frame.conn)
+        if known is not None:
+            return known
+        if rpc is None or (rpc.kind == REQUEST and rpc.method == "initialize"):
+            return None
+        if rpc.kind == RESPONSE and rpc.method == "initialize":
+            from ..protocol.versions import negotiated
+            v = negotiated(rpc.msgs[0].msg if rpc.msgs else None)
+            if v is None:
+                return None  # an error answer: the next initialize decides
+            self._conn_protocol[frame.conn] = v
+            return v
+        self._conn_protocol[frame.conn] = 2
+        return 2
+
+    def connection_protocol(self, conn: int) -> int:
+        """The version a connection is judged by (2 until its initialize negotiated another)."""
+        return self.protocol if self.protocol is not None else self._conn_protocol.get(conn, 2)
+
     def finish(self) -> None:
+        for conn in list(self._held):  # initialize never answered: judged as version 2 (the default)
+            for f, r in self._held.pop(conn):
+                self._deliver(f, r, self._conn_protocol.get(conn, 2))
         # monitors marked finish_last (the generic schema check) judge after the specific ones,
         # so that they can defer to a specific rule that already failed the same frame
         for m in sorted(self.monitors, key=lambda m: getattr(m, "finish_last", False)):

@@ -165,12 +165,14 @@ class Verdict:
     def headline(self) -> str:
         """What was proven, in a few words: ``CONFORMANT: 131 of 168 rules exercised, 0 failed``."""
         c, cov = self.counts(), self.coverage()
+        # the version judged: "CONFORMANT to ACP v1", "NOT CONFORMANT to ACP v2 (preview) (inconclusive)"
+        version = f" to {revisions.protocol_label(self.revision)}" if self.revision else ""
         if self.conformant:
-            head = "CONFORMANT" + (" on the observed traffic" if self.observed else "")
+            head = "CONFORMANT" + version + (" on the observed traffic" if self.observed else "")
         elif self.inconclusive and not any(v.status != NOT_TESTED for v in self.blocking_failures):
-            head = "NOT CONFORMANT (inconclusive)"
+            head = f"NOT CONFORMANT{version} (inconclusive)"
         else:
-            head = "NOT CONFORMANT"
+            head = "NOT CONFORMANT" + version
         return f"{head}: {cov['exercised']} of {cov['checked']} rules exercised, {c[FAIL] + c[FLAKY]} failed"
 
     def summary_line(self) -> str:
@@ -276,11 +278,12 @@ def compute(catalog: dict[str, Rule], findings: Iterable[Finding], checked: set[
     return Verdict(out, strict, require_coverage, observed, revision=revision)
 
 
-def compute_by_revision(*args: Any, revision: str | None = None, **kwargs: Any) -> Verdict:
-    """``compute`` under every ACP revision, from the same findings: the selected revision's verdict (it sets
-    the exit status), carrying the others (``by_revision``) and the Preview readiness."""
-    selected = revisions.check_name(revision)
-    every = {r: compute(*args, revision=r, **kwargs) for r in revisions.names()}
+def compute_by_revision(*args: Any, revision: str | None = None, also: tuple[str, ...] = (), **kwargs: Any) -> Verdict:
+    """``compute`` under every ACP revision of the selected one's protocol (and ``also``: v1 beside v2 for observed
+    sessions of both versions), from the same findings: the selected revision's verdict (it sets the exit status),
+    carrying the others (``by_revision``) and the Preview readiness."""
+    selected = revision if revision == revisions.V1 else revisions.check_name(revision)
+    every = {r: compute(*args, revision=r, **kwargs) for r in [*revisions.same_protocol(selected), *also]}
     verdict = every[selected]
     verdict.by_revision = every
     if "base" in every and revisions.PREVIEW in every:

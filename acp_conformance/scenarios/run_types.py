@@ -27,6 +27,7 @@ class RunSettings:
     permission_answer: str = "allow"  # allow | reject | cancelled | hold
     validate_sent: Callable[[dict[str, Any]], str | None] | None = None  # harness self-check
     auth_method: str | None = None  # --acp-auth-method: auth/login with it after initialize
+    protocol: int = 2  # the ACP version the suite speaks: 1 (v1 words: clientCapabilities, mcpServers) or 2
 
 
 class ScenarioAbort(Exception):

@@ -74,6 +74,9 @@ class Runner(SetupSteps, SendSteps, AwaitSteps, FaultSteps, TargetRequests):
             raise HarnessError(f"{self.scenario.name}: unknown variable ${head}")
         value = self.vars[head]
         for part in rest:
+            if isinstance(value, Pending) and part == "request_id":  # the id it was sent with ($/cancel_request)
+                value = value.id
+                continue
             if isinstance(value, Pending):
                 value = value.msg or {}
             if isinstance(value, dict):
@@ -195,7 +198,7 @@ class Runner(SetupSteps, SendSteps, AwaitSteps, FaultSteps, TargetRequests):
 
     async def _send_request(self, method: str, params: Any, id: Any = None) -> Pending:
         msg = {"jsonrpc": "2.0", "id": 0, "method": method, "params": params}
-        if self.settings.validate_sent is not None:
+        if self.settings.validate_sent is not None and self.settings.protocol == 2:  # our schema is v2's
             problem = self.settings.validate_sent(msg)
             if problem:
                 raise HarnessError(f"the suite built an invalid {method} request: {problem}")

@@ -34,6 +34,8 @@ class SendSteps:
         p = await self._send_request("session/prompt", params)
         self._save(a, p)
         wait = a.get("wait", "idle")
+        if self.settings.protocol == 1 and wait == "idle":
+            wait = "response"  # a v1 turn ends with its response (https://agentclientprotocol.com/protocol/v1/prompt-turn)
         if wait in ("none", False):
             return
         await self._await(p)
@@ -143,6 +145,9 @@ class SendSteps:
         the step does nothing (the config monitors then report the rule untested or skipped)."""
         sid = a.get("session")
         opts = (self.sessions.get(sid) or {}).get("config")
+        if self.settings.protocol == 1:
+            await self._set_config_v1(a, sid, opts)
+            return
         kind = a.get("pick", "select")
         opt = next((o for o in opts or [] if isinstance(o, dict) and o.get("type") == kind
                     and isinstance(o.get("configId"), str)), None)
@@ -176,6 +181,17 @@ class SendSteps:
         self._save(a, p)
         if p.error is None and isinstance(p.result, dict) and isinstance(p.result.get("configOptions"), list):
             self.sessions[sid]["config"] = p.result["configOptions"]
+
+    async def _set_config_v1(self, a: dict[str, Any], sid: Any, opts: Any) -> None:
+        """session/set_config_option in version 1's words: another value of the first select option."""
+        opt = next((o for o in opts or [] if isinstance(o, dict) and o.get("type") == "select"
+                    and isinstance(o.get("id"), str)), None)
+        other = [v for v in (_select_values(opt) if opt else []) if v.get("value") != opt.get("currentValue")]
+        if not other:
+            return
+        p = await self._await(await self._send_request("session/set_config_option", {
+            "sessionId": sid, "configId": opt["id"], "value": other[0].get("value")}))
+        self._save(a, p)
 
     async def _step_answer_held(self, a: dict[str, Any], step: Step) -> None:
         """Answer the permission requests held so far (of ``session``, else all) with ``with`` (default allow):

@@ -16,6 +16,9 @@ class SetupSteps:
     """Mixed into Runner."""
 
     async def _step_initialize(self, a: dict[str, Any], step: Step) -> None:
+        if self.settings.protocol == 1:
+            await self._initialize_v1(a, step)
+            return
         params = dict(a.get("params") or {})
         params.setdefault("protocolVersion", a.get("protocolVersion", 2))
         params.setdefault("capabilities", a.get("capabilities", {}))
@@ -53,6 +56,23 @@ class SetupSteps:
                                       f"{self.settings.auth_method!r} failed: {_short(login.error)}; "
                                       f"{self._auth_offer()}")
 
+    async def _initialize_v1(self, a: dict[str, Any], step: Step) -> None:
+        """initialize in version 1's words (https://agentclientprotocol.com/protocol/v1/initialization)."""
+        params = dict(a.get("params") or {})
+        params.setdefault("protocolVersion", a.get("protocolVersion", 1))
+        params.setdefault("clientCapabilities", a.get("capabilities", {}))
+        params.setdefault("clientInfo", a.get("info", SUITE_INFO))
+        p = await self._await(await self._send_request("initialize", params))
+        self._save(a, p)
+        if p.error is not None and a.get("expect", "ok") == "ok":
+            raise ScenarioAbort(f"{step.describe()}: initialize failed: {_short(p.error)}; "
+                                "the scenario needs an initialized connection")
+        if isinstance(p.result, dict):
+            self.result.agent_init = p.result
+            self.vars["agent"] = p.result
+            self.client_caps = params["clientCapabilities"]
+            self._check_requires()
+
     def _blocked_by_auth(self) -> None:
         """The scenario could not go on after the agent answered auth_required (-32000): to a request, or as
         the error of a turn that ended (a released agent checks its credentials at the first prompt)."""
@@ -87,7 +107,8 @@ class SetupSteps:
         return f"the agent offers {', '.join(offered)}: give one with --acp-auth-method ID"
 
     def _check_requires(self) -> None:
-        caps = (self.result.agent_init or {}).get("capabilities") or {}
+        init = self.result.agent_init or {}
+        caps = (init.get("agentCapabilities") if self.settings.protocol == 1 else init.get("capabilities")) or {}
         for path in self.scenario.requires:
             node: Any = caps
             for part in path.split("."):
@@ -105,6 +126,8 @@ class SetupSteps:
     async def _step_new_session(self, a: dict[str, Any], step: Step) -> None:
         params = dict(a.get("params") or {})
         params.setdefault("cwd", a.get("cwd") or str(self.workdir))
+        if self.settings.protocol == 1:
+            params.setdefault("mcpServers", [])  # required in version 1
         if a.get("mkdir"):  # the session's directory must exist (a subdirectory of the test's own)
             Path(params["cwd"]).mkdir(parents=True, exist_ok=True)
         p = await self._await(await self._send_request("session/new", params))

@@ -25,6 +25,8 @@ class TargetRequests:
                 self._tg.start_soon(self._respond, msg["id"], special.get("result"), special.get("error"))
                 return
             self._tg.start_soon(self._respond, msg["id"], {"outcome": _permission_outcome(msg, answer)}, None)
+        elif self.settings.protocol == 1 and method in _V1_CLIENT_ANSWERS:
+            self._tg.start_soon(self._respond, msg["id"], *self._v1_answer(method))
         elif method == "elicitation/create" and self.scenario.options.get("elicitation_answers"):
             answer = self._scripted("elicitation_answers", "decline")
             if answer == "hold":
@@ -41,6 +43,15 @@ class TargetRequests:
         else:
             self._tg.start_soon(self._respond, msg["id"], None,
                                 {"code": -32601, "message": f"Method not found: {method}"})
+
+    def _v1_answer(self, method: str) -> tuple[Any, Any]:
+        """A v1 client method (fs, terminal), answered when the suite advertised its capability, else -32601."""
+        caps = getattr(self, "client_caps", {}) or {}
+        cap = caps.get("terminal") if method.startswith("terminal/") else (caps.get("fs") or {}).get(
+            "readTextFile" if method == "fs/read_text_file" else "writeTextFile")
+        if cap is not True:
+            return None, {"code": -32601, "message": f"Method not found: {method} (not advertised)"}
+        return _V1_CLIENT_ANSWERS[method], None
 
     def _scripted(self, key: str, default: str) -> str:
         """The next answer of a scenario's ``options.<key>`` list (the last one repeats), else default."""
@@ -65,6 +76,16 @@ _ODD_PERMISSION_ANSWERS: dict[str, dict[str, Any]] = {
     "unknown": {"result": {"outcome": {"outcome": "_conformance/maybe"}}},
     "approved": {"result": {"outcome": {"outcome": "approved"}}},
     "error": {"error": {"code": -32603, "message": "Internal error"}},
+}
+# the suite's answers as a v1 client (https://agentclientprotocol.com/protocol/v1/file-system, terminals)
+_V1_CLIENT_ANSWERS: dict[str, Any] = {
+    "fs/read_text_file": {"content": "# conformance\n"},
+    "fs/write_text_file": {},
+    "terminal/create": {"terminalId": "term_conformance_1"},
+    "terminal/output": {"output": "hello\n", "truncated": False, "exitStatus": {"exitCode": 0}},
+    "terminal/wait_for_exit": {"exitCode": 0},
+    "terminal/kill": {},
+    "terminal/release": {},
 }
 # elicitation answers (scenario options.elicitation_answers); "accept" fills the requested schema
 _ELICITATION_ANSWERS: dict[str, dict[str, Any]] = {

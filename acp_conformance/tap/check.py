@@ -227,7 +227,7 @@ def run_check(argv: list[str]) -> int:
                   file=sys.stderr)
         sessions.append(SessionRecord(rec.name, s.frames, s.finish(), s.client_info, s.agent_init, source=rec.source,
                                       end=f"{rec.cut} cut frame(s) left out" if rec.cut else "",
-                                      not_judged=s.not_judged))
+                                      not_judged=s.not_judged, protocol=s.protocol))
         if s.not_judged and len(recorded) > 1:
             print(f"acp-conformance check: {rec.source} ({rec.name}): not judged: {s.not_judged}", file=sys.stderr)
     verdict, _ = write_observed_reports(report_dir, sessions, schema, thresholds, redact=not a.no_redact,

@@ -79,7 +79,8 @@ def judge(fh: BinaryIO, config: dict[str, Any]) -> int:
     facts, stderr, end = _read_records(fh, session, TO_AGENT, TO_CLIENT)
     findings = session.finish()
     rec = SessionRecord("tap", session.frames, findings, session.client_info, session.agent_init,
-                        command=config.get("argv") or [], end=end, not_judged=session.not_judged)
+                        command=config.get("argv") or [], end=end, not_judged=session.not_judged,
+                        protocol=session.protocol)
     extra = {"tap": {"report_dir": config["report_dir"], "end": end, "agent_exit": facts.get("exit"),
                      "proxy_peak_rss_kb": facts.get("proxy_peak_rss_kb"), "judge_peak_rss_kb": peak_rss_kb()}}
     junit = Path(config["junitxml"]) if config.get("junitxml") else None

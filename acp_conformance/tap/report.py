@@ -5,6 +5,7 @@ one test of the run's record (run_record.py), rendered like any run's (report/wr
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,12 +15,22 @@ from ..rules.verdicts import Verdict
 from ..run_record import TAP, RunRecord, SessionRecord, TestRecord, judge
 from ..thresholds import Thresholds
 
-__all__ = ["SessionRecord", "compute_observed", "not_judged_reason", "verdict_line", "write_observed_reports"]
+__all__ = ["SessionRecord", "compute_observed", "not_judged_reason", "observed_revision", "verdict_line",
+           "write_observed_reports"]
 
 
-def compute_observed(findings: list[Finding], strict: bool = False, revision: str | None = None) -> Verdict:
-    """The verdict of observed findings (one test holding them all)."""
-    record = RunRecord(TAP, "tap", [], None, Thresholds(strict=strict, revision=revision))
+def observed_revision(sessions: list[SessionRecord], revision: str | None) -> str | None:
+    """The revision whose verdict an observed run reports: v1 when every judged session negotiated version 1,
+    else the v2 revision asked for (--acp-revision)."""
+    from ..protocol.revisions import V1
+    judged = [s for s in sessions if not s.not_judged]
+    return V1 if judged and all(s.protocol == 1 for s in judged) else revision
+
+
+def compute_observed(findings: list[Finding], strict: bool = False, revision: str | None = None,
+                     also: tuple[str, ...] = ()) -> Verdict:
+    """The verdict of observed findings (one test holding them all); ``also``: other revisions computed beside."""
+    record = RunRecord(TAP, "tap", [], None, Thresholds(strict=strict, revision=revision), also=also)
     record.add(TestRecord("observed", findings=list(findings)))
     return judge(record)
 
@@ -32,8 +43,11 @@ def write_observed_reports(report_dir: Path, sessions: list[SessionRecord], sche
     from ..report.redact import _mask_fields, redact_data, redact_outcome, redact_sentence
     from ..report.transcripts import write_transcript
     from ..report.write import write_reports
-    record = RunRecord(driver, "tap", sessions[0].command if sessions else [], schema, thresholds, redact=redact,
-                       sessions=sessions)
+    selected = observed_revision(sessions, thresholds.revision)
+    # sessions of both versions: the v2 verdict sets the exit status, the v1 verdict is reported beside it
+    also = ("v1",) if selected != "v1" and any(s.protocol == 1 and not s.not_judged for s in sessions) else ()
+    record = RunRecord(driver, "tap", sessions[0].command if sessions else [], schema,
+                       replace(thresholds, revision=selected), redact=redact, sessions=sessions, also=also)
     for s in sessions:
         if redact:  # the findings' sentences and the two programs' initialize facts, masked like the frames
             secrets = redact_outcome(s.findings, None, s.frames)

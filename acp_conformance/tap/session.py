@@ -49,8 +49,9 @@ class ObservedSession:
         from ..rules.monitors import AGENT_MONITORS, CLIENT_MONITORS
         self.name, self.live = name, live
         options = {**thresholds.monitor_options(observed=True), "validator": validator}
-        self.ctx = {"agent": MonitorContext(target_side="agent", options=dict(options)),
-                    "client": MonitorContext(target_side="client", options=dict(options))}
+        # protocol None: each connection judged by the monitors of the version its initialize negotiated
+        self.ctx = {"agent": MonitorContext(target_side="agent", protocol=None, options=dict(options)),
+                    "client": MonitorContext(target_side="client", protocol=None, options=dict(options))}
         self.ctx["agent"].add_monitors(AGENT_MONITORS)
         self.ctx["client"].add_monitors(CLIENT_MONITORS)
         self._seen = {s: 0 for s in SIDES}
@@ -62,8 +63,9 @@ class ObservedSession:
         self.agent_init: dict[str, Any] | None = None
         self._init_id: Any = None
         self.finished = False
-        # why the session was not judged by the v2 rules: it negotiated another version ("" when it did not)
+        # why the session was not judged: it negotiated a version the suite does not judge ("" when it did not)
         self.not_judged = ""
+        self.protocol = 2  # the version the session (its first connection) negotiated: whose rules judge it
 
     # -- input ---------------------------------------------------------------------------------
     def data(self, direction: str, chunk: bytes, t: float | None = None) -> None:
@@ -140,15 +142,19 @@ class ObservedSession:
         return r is not None and r.side in (side, "both")
 
     def _version_not_judged(self) -> str:
-        """Why the v2 rules do not apply to this session: the client asked for, or the agent answered, another
-        version, or the agent answered 2 and spoke version 1 (rules/first_contact.py); "" when they apply."""
+        """Why no rules apply to this session: the agent answered a version the suite does not judge, or it
+        answered a bare 2 and spoke version 1 later (rules/first_contact.py); "" when the rules of the version it
+        negotiated (1 or 2) apply."""
         from ..rules.first_contact import v1_behind_v2
         v = (self.agent_init or {}).get("protocolVersion")  # what was negotiated (a v1 request answered 2 is v2)
-        if isinstance(v, int) and not isinstance(v, bool) and v < 2:
+        if isinstance(v, int) and not isinstance(v, bool) and v not in (1, 2):
             return (f"the agent answered ACP protocol version {v}: the session speaks version {v}, and this suite "
-                    "judges version 2, so its rules were not applied")
+                    "judges versions 1 and 2, so no rules were applied")
+        if self.protocol == 1:
+            return ""
         behind = v1_behind_v2(self.frames)
-        return f"{behind.sentence}, so its rules were not applied" if behind is not None else ""
+        return (f"{behind.sentence.split(';')[0]}; its first answer said 2, so it was judged by no rules"
+                if behind is not None else "")
 
     def finish(self) -> list[Finding]:
         """Every finding of the session, each with the side it speaks of as its test id (``NAME agent``...);
@@ -159,6 +165,7 @@ class ObservedSession:
                 self.ctx[side].finish()
             if self.live is not None:
                 self._tell_live()
+            self.protocol = self.ctx["agent"].connection_protocol(0)
             self.not_judged = self._version_not_judged()
         out = []
         for side in SIDES:

@@ -104,6 +104,8 @@ Every name the mutants import (``ReferenceAgent``, ``main``, the error codes, ``
 
 from __future__ import annotations
 
+import sys
+
 import asyncio
 import atexit
 import os
@@ -178,4 +180,7 @@ class ReferenceAgent(ConnectionMixin, InitializeMixin, ConfigMixin, SessionsMixi
 
 
 def main(agent_class: type = ReferenceAgent) -> int:
+    if sys.argv[1:3] == ["--protocol", "1"] and agent_class is ReferenceAgent:  # the v1 mode (agent_v1.py)
+        from ..agent_v1 import main as main_v1
+        return main_v1()
     return agent_class().run()
