@@ -268,3 +268,11 @@ def test_agent_env_points_gemini_qwen_and_opencode_at_the_server() -> None:
     assert env["GOOGLE_GEMINI_BASE_URL"] == "http://127.0.0.1:1234" and env["GEMINI_API_KEY"] == DUMMY_KEY
     provider = json.loads(env["OPENCODE_CONFIG_CONTENT"])["provider"]["acpmodel"]
     assert provider["options"]["baseURL"] == "http://127.0.0.1:1234/v1" and env["OPENAI_MODEL"]
+
+
+def test_working_directory_as_each_agent_tells_it() -> None:
+    """Tool calls carry absolute paths: the working directory is read from each agent's own words."""
+    assert scripts.working_directory(" - Primary working directory: /tmp/a\\n") == "/tmp/a"
+    assert scripts.working_directory("<cwd>/tmp/b</cwd>") == "/tmp/b"
+    assert scripts.working_directory("<env>\\nWorking directory: /tmp/c\\nIs directory a git repo") == "/tmp/c"
+    assert scripts.working_directory("no directory here") is None
