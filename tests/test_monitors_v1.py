@@ -263,3 +263,20 @@ def test_v1_session_007_close_cancels_the_running_turn():
     assert_fails(play(INIT + "\n" + went_on), "V1-SESSION-007")
     crossing = running.replace(ok(3, {}), ok(2, {"stopReason": "end_turn"}) + "\n" + ok(3, {}))
     assert statuses(play(INIT + "\n" + crossing), "V1-SESSION-007") == [INFO]
+
+
+def test_v1_tool_001_a_tool_call_introduced_by_a_permission_request_is_known():
+    """gemini-cli 0.61.0 introduces a tool call in session/request_permission and then updates it: the v1 pages show a
+    tool_call first but do not forbid that, so it is noted, not warned; an update of a call seen nowhere still warns."""
+    perm = {"jsonrpc": "2.0", "id": 0, "method": "session/request_permission",
+            "params": {"sessionId": "s1", "toolCall": {"toolCallId": "t1", "title": "Write a", "kind": "edit"},
+                       "options": [{"optionId": "a", "name": "Allow", "kind": "allow_once"}]}}
+    turn = "\n".join([req(2, "session/prompt", {"sessionId": "s1", "prompt": [{"type": "text", "text": "x"}]}),
+                      A(perm), C({"jsonrpc": "2.0", "id": 0, "result": {"outcome": {"outcome": "selected",
+                                                                                    "optionId": "a"}}}),
+                      U("s1", {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed"}),
+                      ok(2, {"stopReason": "end_turn"})])
+    fs = play(INIT + "\n" + turn)
+    assert not bad(fs) and statuses(fs, "V1-TOOL-001") == [INFO, PASS]
+    stray = turn.replace('"toolCallId":"t1","status"', '"toolCallId":"t2","status"')
+    assert FAIL in statuses(play(INIT + "\n" + stray), "V1-TOOL-001")  # (a SHOULD: the verdict warns)

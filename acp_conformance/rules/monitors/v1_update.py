@@ -60,6 +60,7 @@ class V1UpdateMonitor(V1Monitor):
                     known.add(res.get("sessionId"))
             elif m.direction == RECEIVED and m.kind == "request" and m.method == "session/request_permission":
                 self._permission(m, known)
+                self._announced_by_permission(m, tools)
             elif m.direction == RECEIVED and m.method == "session/update":
                 self._update(m, known, tools)
 
@@ -105,6 +106,18 @@ class V1UpdateMonitor(V1Monitor):
             self.failed("V1-TOOL-002", f"{kind} with {', '.join(bad)}, outside v1's values", [m.frame])
         elif "status" in upd or "kind" in upd:
             self.passed("V1-TOOL-002", f"{kind} status/kind among v1's values", [m.frame])
+
+    def _announced_by_permission(self, m, tools) -> None:
+        """A permission request's toolCall (a ToolCallUpdate with the call's details) makes the tool call known to
+        the client: the v1 pages show a tool_call first, but do not say a permission request may not introduce one."""
+        p = params(m)
+        tool = p.get("toolCall")
+        tid = tool.get("toolCallId") if isinstance(tool, dict) else None
+        if not isinstance(tid, str) or tid in tools.get(p.get("sessionId"), set()):
+            return
+        tools.setdefault(p.get("sessionId"), set()).add(tid)
+        self.noted("V1-TOOL-001", f"tool call {tid!r} first appears in a session/request_permission, not in a "
+                                  "tool_call update: later updates of it are taken as of a known tool call", [m.frame])
 
     def _permission(self, m, known) -> None:
         p = params(m)
