@@ -52,6 +52,14 @@ ADAPTERS = INTEROP / "adapters" / "node_modules" / "@agentclientprotocol"
 ADAPTER_VERSIONS = {"claude-agent-acp": "0.101.0", "codex-acp": "2.6.0"}
 
 
+V1_AGENTS = INTEROP / "v1" / "node_modules"
+V1_VENV = INTEROP / ".venv-v1"
+# the released v1-only agents (ACP_INTEROP_V1=1: about 1 GB), pinned by tests/interop/v1/package-lock.json and
+# tests/interop/install.sh; run with --acp-model (docs/model.md) and judged by the V1 rules (docs/v1.md)
+V1_VERSIONS = {"@google/gemini-cli": "0.61.0", "@qwen-code/qwen-code": "0.24.4",
+               "@zed-industries/claude-code-acp": "0.16.2", "opencode-ai": "1.18.33"}
+FAST_AGENT_VERSION = "0.10.48"
+
 TARGETS = {
     "typescript": Target("agent", "typescript", ("node", str(INTEROP / "ts" / "agent.mjs"))),
     "python": Target("agent", "python", (str(PY_VENV_PYTHON), str(INTEROP / "py" / "agent.py"))),
@@ -59,6 +67,13 @@ TARGETS = {
     "python-client": Target("client", "python", (str(PY_VENV_PYTHON), str(INTEROP / "py" / "client.py"))),
     "claude-agent-acp": Target("agent", "adapters", ("node", str(ADAPTERS / "claude-agent-acp" / "dist" / "index.js"))),
     "codex-acp": Target("agent", "adapters", ("node", str(ADAPTERS / "codex-acp" / "dist" / "index.js"))),
+    "gemini-cli": Target("agent", "v1", ("node", str(V1_AGENTS / "@google/gemini-cli/bundle/gemini.js"),
+                                         "--experimental-acp")),
+    "qwen-code": Target("agent", "v1", ("node", str(V1_AGENTS / "@qwen-code/qwen-code/cli-entry.js"), "--acp",
+                                        "--auth-type=openai")),
+    "claude-code-acp": Target("agent", "v1", ("node", str(V1_AGENTS / "@zed-industries/claude-code-acp/dist/index.js"))),
+    "opencode": Target("agent", "v1", (str(V1_AGENTS / "opencode-ai/bin/opencode.exe"), "acp")),
+    "fast-agent": Target("agent", "v1", (str(V1_VENV / "bin" / "fast-agent"), "acp", "--model", "openai.gpt-4o")),
 }
 OK_STATUSES = {"pass", "skip"}
 # The Python SDK takes seconds of CPU to import (pydantic models): allow a slow start on a busy machine.
@@ -82,7 +97,7 @@ def without_credentials(home: Path) -> dict[str, str]:
     permission-bypass mode unless told the machine is a sandbox (IS_SANDBOX=1)."""
     home.mkdir(parents=True, exist_ok=True)
     env = {"HOME": str(home), "ANTHROPIC_API_KEY": "", "CLAUDE_CODE_OAUTH_TOKEN": "", "OPENAI_API_KEY": "",
-           "CODEX_API_KEY": ""}
+           "CODEX_API_KEY": "", "GEMINI_API_KEY": "", "GOOGLE_API_KEY": ""}
     (home / ".codex").mkdir(exist_ok=True)
     if os.environ.get("CODEX_HOME"):  # never the user's own (its credentials)
         env["CODEX_HOME"] = str(home / ".codex")
@@ -113,6 +128,18 @@ def statuses(entry: dict) -> list[str]:
 
 
 def _missing(sdk: str) -> str | None:
+    if sdk == "v1":
+        if not os.environ.get("ACP_INTEROP_V1"):
+            return "the released v1 agents are opt-in: ACP_INTEROP_V1=1 bash tests/interop/install.sh"
+        if shutil.which("node") is None:
+            return "node is not on PATH"
+        for name, version in V1_VERSIONS.items():
+            pkg = V1_AGENTS / name / "package.json"
+            if not pkg.is_file() or json.loads(pkg.read_text()).get("version") != version:
+                return f"{name}@{version} is not installed in tests/interop/v1/node_modules"
+        if not (V1_VENV / "bin" / "fast-agent").exists():
+            return f"fast-agent-mcp=={FAST_AGENT_VERSION} is not installed in tests/interop/.venv-v1"
+        return None
     if sdk == "adapters":
         if shutil.which("node") is None:
             return "node is not on PATH"
@@ -191,7 +218,7 @@ def test_interop_target_verdicts(target: str, tmp_path: Path) -> None:
     require_sdk(target)
     t = TARGETS[target]
     expected = {rule: statuses(entry) for rule, entry in load_expected()[target].items()}
-    if t.sdk == "adapters":  # released agents, without credentials or network: whole turns against the scripted model
+    if t.sdk in ("adapters", "v1"):  # released agents, without credentials or network: whole turns, scripted model
         report_dir, junit = tmp_path / "reports", tmp_path / "junit.xml"
         cmd = [*loopback_only(), sys.executable, "-m", "pytest", f"--agent-cmd={shlex.join(t.argv)}", "--acp-model",
                f"--acp-report-dir={report_dir}", f"--junitxml={junit}", "-p", "no:cacheprovider", "-q", SLOW_START]
@@ -210,7 +237,7 @@ def test_interop_target_verdicts(target: str, tmp_path: Path) -> None:
         problems.append(f"verdict.reason_kind: expected {expected_reason_kind(target)}, observed {kind} "
                         f"({run.report['verdict'].get('reason')})")
     rec, observed = recorded_revisions(target), run.report["verdict"].get("revisions") or {}
-    for rev in ("base", "preview"):  # the verdict under each ACP revision, from the same run
+    for rev in target_revisions(target):  # the verdict under each ACP revision, from the same run
         # a row whose status depends on timing ([fail, pass]) may block one run and not the next
         timing = set(revision_verdicts(target)["maybe"][rev])
         if rev in observed and observed[rev]["conformant"] != rec.get(rev) and not (
@@ -243,6 +270,11 @@ def test_interop_expected_is_well_formed() -> None:
                 assert catalog[rule].side in sides, (target, rule, catalog[rule].side)
 
 
+def target_revisions(target: str) -> tuple[str, ...]:
+    """The revisions a target is judged under: v1 for a released v1 agent, else base and preview."""
+    return ("v1",) if TARGETS[target].sdk == "v1" else ("base", "preview")
+
+
 def revision_verdicts(target: str) -> dict:
     """What the rows of ``target`` say of its verdict under each ACP revision: ``{base, preview}`` (CONFORMANT or
     not: no blocking rule of the revision whose every recorded status blocks), ``readiness`` (the Preview rules
@@ -250,13 +282,13 @@ def revision_verdicts(target: str) -> dict:
     from acp_conformance.rules.catalog import load_catalog
     catalog = load_catalog()
     out, maybe = {}, {}
-    for rev in ("base", "preview"):
+    for rev in target_revisions(target):
         rules = {rule: statuses(e) for rule, e in load_expected()[target].items()
                  if rule in catalog and catalog[rule].blocking and catalog[rule].in_revision(rev)}
         bad = {rule: [s for s in st if s in ("fail", "flaky", "not-tested")] for rule, st in rules.items()}
         out[rev] = not any(b and len(b) == len(rules[r]) for r, b in bad.items())
         maybe[rev] = [r for r, b in bad.items() if b]
-    out["readiness"] = [r for r in maybe["preview"] if r not in maybe["base"]]
+    out["readiness"] = [r for r in maybe.get("preview", []) if r not in maybe.get("base", [])]
     out["maybe"] = maybe
     return out
 
@@ -280,7 +312,7 @@ def test_interop_doc_shows_expected() -> None:
     names = "|".join(sorted(TARGETS, key=len, reverse=True))
     rows = set()
     for line in DOC.read_text().splitlines():
-        m = re.match(rf"\|\s*({names})\s*\|\s*`?([A-Z]+-\d+)`?\s*\|\s*([a-z/-]+)\s*\|\s*([a-z]+)\s*\|", line)
+        m = re.match(rf"\|\s*({names})\s*\|\s*`?((?:V1-)?[A-Z]+-\d+)`?\s*\|\s*([a-z/-]+)\s*\|\s*([a-z]+)\s*\|", line)
         if m:
             rows.add(m.groups())
     data = {(t, rule, "/".join(statuses(e)), e["cause"]) for t, rules in load_expected().items() for rule, e in rules.items()}
