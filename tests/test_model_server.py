@@ -276,3 +276,17 @@ def test_working_directory_as_each_agent_tells_it() -> None:
     assert scripts.working_directory("<cwd>/tmp/b</cwd>") == "/tmp/b"
     assert scripts.working_directory("<env>\\nWorking directory: /tmp/c\\nIs directory a git repo") == "/tmp/c"
     assert scripts.working_directory("no directory here") is None
+
+
+def test_qwen_code_and_opencode_tools_over_chat_completions(server: ModelServer) -> None:
+    """qwen-code (gemini-cli's tool names, file_path) and opencode (filePath) offer file and shell tools of their own:
+    a tool step calls theirs, with the path in the working directory each one names."""
+    for tools, cwd_words, read, param in ((["read_file", "write_file", "run_shell_command"],
+                                           "I'm currently working in the directory: /tmp/q", "read_file", "file_path"),
+                                          (["read", "write", "bash"], "<env>\\n  Working directory: /tmp/q", "read", "filePath")):
+        chat = {"model": "m", "stream": False, "tools": [{"type": "function", "function": {"name": n}} for n in tools],
+                "messages": [{"role": "system", "content": cwd_words},
+                             {"role": "user", "content": "Use a tool to read the notes"}]}
+        call = json.loads(post(server, "/v1/chat/completions", chat)[2])["choices"][0]["message"]["tool_calls"][0]
+        assert call["function"]["name"] == read
+        assert json.loads(call["function"]["arguments"]) == {param: f"/tmp/q/{scripts.READ_FILE}"}

@@ -91,6 +91,26 @@ def _call(kind: str, offered: set[str], cwd: str | None) -> tuple[str, str, str]
         return "function_call", "shell_command", json.dumps({"command": command, **extra})
     if "shell" in offered:
         return "function_call", "shell", json.dumps({"command": ["bash", "-lc", command], **extra})
+    return _file_tool_call(kind, offered, cwd)
+
+
+# agents that offer file and shell tools of their own over Chat Completions: qwen-code (gemini-cli's names,
+# file_path) and opencode (filePath); (tool, its path parameter) in order of preference
+_FILE_TOOLS = {"read": (("read_file", "file_path"), ("read", "filePath")),
+               "edit": (("write_file", "file_path"), ("write", "filePath"))}
+_SHELL_TOOLS = ("run_shell_command", "bash")
+
+
+def _file_tool_call(kind: str, offered: set[str], cwd: str | None) -> tuple[str, str, str] | None:
+    for name, param in _FILE_TOOLS.get(kind, ()):
+        if name in offered:
+            path = scripts.tool_path(cwd, scripts.READ_FILE if kind == "read" else scripts.EDIT_FILE)
+            args = {param: path, **({"content": "written by the scripted model\n"} if kind == "edit" else {})}
+            return "function_call", name, json.dumps(args)
+    if kind == "shell":
+        name = next((n for n in _SHELL_TOOLS if n in offered), None)
+        if name is not None:
+            return "function_call", name, json.dumps({"command": scripts.SHELL_COMMAND})
     return None
 
 

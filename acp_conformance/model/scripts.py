@@ -66,8 +66,9 @@ def step(script: str, done: int) -> Step:
 def working_directory(body_text: str) -> str | None:
     """The agent's working directory as its request tells the model (Claude Code's environment section,
     Codex's <environment_context>), for absolute paths in tool calls (the v1 and v2 pages ask for them)."""
-    m = (re.search(r"Primary working directory: (/[^\s\\]+)", body_text) or re.search(r"<cwd>(/[^<]+)</cwd>", body_text)
-         or re.search(r"Working directory: (/[^\s\\]+)", body_text))  # older Claude Code (claude-code-acp 0.16)
+    m = (re.search(r'Primary working directory: (/[^\s\\"]+)', body_text) or re.search(r"<cwd>(/[^<]+)</cwd>", body_text)
+         or re.search(r'Working directory: (/[^\s\\"]+)', body_text)  # older Claude Code (claude-code-acp 0.16), opencode
+         or re.search(r'currently working in the directory: (/[^\s\\"]+)', body_text))  # qwen-code
     return m.group(1) if m else None
 
 
