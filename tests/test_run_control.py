@@ -47,7 +47,8 @@ def test_a_spent_budget_ends_the_run_with_what_it_has(tmp_path):
 def test_a_test_that_passes_on_rerun_is_flaky_not_a_pass(tmp_path):
     mark = tmp_path / "launched-once"
     # one test at a time: the agent fails its first launch only, which must be the first test's
-    args = (f"--acp-agent-env=ACP_FLAKY_MARK={mark}", "--acp-rules=PROMPT-001", "--acp-run-ahead=0")
+    # (--acp-protocol: no probe of the version, which would be that first launch)
+    args = (f"--acp-agent-env=ACP_FLAKY_MARK={mark}", "--acp-rules=PROMPT-001", "--acp-run-ahead=0", "--acp-protocol=2")
     r = run_suite(FLAKY_AGENT, tmp_path / "rerun", *args, "--acp-rerun-failures", "-p", "no:randomly")
     assert r.returncode == 1, r.output[-3000:]
     assert r.status("PROMPT-001") == "flaky", r.rule("PROMPT-001")
