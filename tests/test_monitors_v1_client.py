@@ -94,7 +94,8 @@ def test_v1_session_004_a_load_the_agent_did_not_advertise():
 
 
 def test_v1_session_005_a_relative_cwd():
-    relative = [("<-", req(1, "session/new", {"cwd": "project", "mcpServers": []})), ("->", res(1, {"sessionId": "s1"}))]
+    relative = [("<-", req(1, "session/new", {"cwd": "project", "mcpServers": []})),
+                ("->", res(1, {"sessionId": "s1"}))]
     got = play(init() + relative + prompt())
     assert bad(got) == {"V1-SESSION-005"}
     windows = [("<-", req(1, "session/new", {"cwd": "C:\\Users\\u\\project", "mcpServers": []})),
@@ -136,7 +137,8 @@ def _permission_then_cancel(answer):
         "sessionId": "s1", "toolCall": {"toolCallId": "c1"},
         "options": [{"optionId": "ok", "name": "Allow", "kind": "allow_once"}]}))
     cancel = ("<-", {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s1"}})
-    turn = [("<-", req(2, "session/prompt", {"sessionId": "s1", "prompt": [{"type": "text", "text": "rm"}]})), ask, cancel]
+    turn = [("<-", req(2, "session/prompt", {"sessionId": "s1", "prompt": [{"type": "text", "text": "rm"}]})),
+            ask, cancel]
     if answer is not None:
         turn.append(("<-", answer))
     return init() + NEW + turn + [("->", res(2, {"stopReason": "cancelled"}))]

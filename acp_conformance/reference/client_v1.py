@@ -19,9 +19,7 @@ import asyncio
 import os
 from typing import Any
 
-from .client import AUTH_REQUIRED, INVALID_PARAMS, METHOD_NOT_FOUND, ReferenceClient, RpcError, log
-
-CLIENT_INFO = {"name": "acp-conformance-reference-client", "version": "0.1.0"}
+from .client import AUTH_REQUIRED, CLIENT_INFO, INVALID_PARAMS, METHOD_NOT_FOUND, ReferenceClient, RpcError, log
 
 
 class V1ReferenceClient(ReferenceClient):

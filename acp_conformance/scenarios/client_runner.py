@@ -216,7 +216,8 @@ class ClientRunner:
                 upd["error"] = a["error"]
             await self._update(env["sid"], upd)
         elif k == "message":
-            chunk = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": str(a.get("text", ""))}}
+            chunk = {"sessionUpdate": "agent_message_chunk",
+                     "content": {"type": "text", "text": str(a.get("text", ""))}}
             if self.settings.protocol != 1:  # v1 chunks carry no messageId
                 chunk["messageId"] = env.setdefault("agentMessageId", f"msg_{uuid.uuid4().hex[:12]}")
             await self._update(env["sid"], chunk)

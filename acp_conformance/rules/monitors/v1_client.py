@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 
 from ...wire.transcript import RECEIVED, SENT, Frame
-from ..monitor import NOTIFICATION, REQUEST, Rpc, classify, INVALID
+from ..monitor import INVALID, NOTIFICATION, REQUEST, Rpc, classify
 from ._common import js
-from ._v1 import V1Monitor, agent_init, error_of, first_answer, is_int, params, result_of
+from ._v1 import V1Monitor, error_of, first_answer, is_int, params, result_of
 
 # the content block types of v1 (https://agentclientprotocol.com/protocol/v1/content) and the promptCapabilities
 # flag each needs; text and resource_link need none
@@ -120,8 +120,8 @@ class V1ClientSetupMonitor(V1Monitor):
                                          f"promptCapabilities were {js(prompt_caps, 120)} (needed: "
                         f"{', '.join(BLOCK_CAPS[k] for k in unadvertised)})", [m.frame])
         elif unknown:  # not a v1 content type: an extension, or a later release; not this rule's to fail
-            self.noted("V1-CLIENT-002", f"a prompt with blocks of a type the v1 pages do not name: {', '.join(unknown)}",
-                       [m.frame])
+            self.noted("V1-CLIENT-002", "a prompt with blocks of a type the v1 pages do not name: "
+                                        f"{', '.join(unknown)}", [m.frame])
         elif kinds:
             self.passed("V1-CLIENT-002", f"a prompt of {', '.join(sorted(set(kinds)))} blocks, each allowed",
                         [m.frame])
@@ -133,7 +133,7 @@ def agent_init_result(msgs) -> dict:
         r = result_of(first_answer(m))
         if isinstance(r, dict):
             return r
-    return agent_init(msgs)
+    return {}
 
 
 class V1ClientTurnMonitor(V1Monitor):
@@ -186,7 +186,8 @@ class V1ClientTurnMonitor(V1Monitor):
         back = first_answer(read)
         if error_of(back) is not None:
             self.failed("V1-FS-003", f"fs/write_text_file of {js(path, 80)} was answered with success, yet reading "
-                                     f"the file back failed: {js(error_of(back), 120)}", [back.frame, ans.frame, w.frame])
+                                     f"the file back failed: {js(error_of(back), 120)}",
+                        [back.frame, ans.frame, w.frame])
             return
         wrote = str(params(w).get("content", "")).replace("\r\n", "\n")
         got = result_of(back).get("content") if isinstance(result_of(back), dict) else None
