@@ -84,6 +84,10 @@ def test_v1_client_001_a_session_before_initialize_and_a_prompt_in_an_unknown_se
     load = [("<-", req(3, "session/load", {"sessionId": "s_old", "cwd": "/p", "mcpServers": []})), ("->", res(3, {}))]
     got = play(init({"loadSession": True}) + load + prompt(4, "s_old"))
     assert not bad(got) and PASS in statuses(got, "V1-SESSION-004")
+    # a session another answer of the agent's created (an unstable session/fork) may be prompted too
+    fork = [("<-", req(3, "session/fork", {"sessionId": "s1", "cwd": "/p", "mcpServers": []})),
+            ("->", res(3, {"sessionId": "s_fork"}))]
+    assert not bad(play(init() + NEW + fork + prompt(4, "s_fork")))
 
 
 def test_v1_session_004_a_load_the_agent_did_not_advertise():
@@ -152,6 +156,9 @@ def test_v1_cancel_005_pending_permissions_answered_cancelled_after_the_cancel()
     assert "not {\"outcome\": {\"outcome\": \"cancelled\"}}" in msgs(allowed, "V1-CANCEL-005", FAIL)[0]
     never = play(_permission_then_cancel(None))
     assert bad(never) == {"V1-CANCEL-005"}
+    # -32800 (request cancelled): the answer to a $/cancel_request of the agent's, noted, not failed
+    noted = play(_permission_then_cancel(err("p1", -32800, "Request cancelled")))
+    assert not bad(noted) and INFO in statuses(noted, "V1-CANCEL-005")
 
 
 def test_v1_cancel_005_a_permission_answered_before_the_cancel_is_not_pending():

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from ...wire.transcript import RECEIVED, SENT, Frame
-from ..monitor import INVALID, NOTIFICATION, REQUEST, Rpc, classify
+from ..monitor import INVALID, NOTIFICATION, REQUEST, RESPONSE, Rpc, classify
 from ._common import js
 from ._v1 import V1Monitor, error_of, first_answer, is_int, params, result_of
 
@@ -57,9 +57,9 @@ class V1ClientSetupMonitor(V1Monitor):
         agent_caps = caps.get("agentCapabilities") if isinstance(caps.get("agentCapabilities"), dict) else {}
         known: set = set()  # sessions the client may prompt: created for it, or that it asked to load or resume
         for m in msgs:
-            if m.direction == SENT and m.kind != REQUEST and m.request is not None \
-                    and m.request.method == "session/new" and isinstance(result_of(m), dict):
-                known.add(js(result_of(m).get("sessionId")))
+            if m.direction == SENT and m.kind == RESPONSE and isinstance(result_of(m), dict) \
+                    and isinstance(result_of(m).get("sessionId"), str):  # session/new, or an unstable fork
+                known.add(js(result_of(m)["sessionId"]))
             if m.kind != REQUEST or m.direction != RECEIVED or not isinstance(m.method, str):
                 continue
             p = params(m)
@@ -165,7 +165,11 @@ class V1ClientTurnMonitor(V1Monitor):
                             [cancel.frame, req.frame])
                 continue
             outcome = result_of(ans).get("outcome") if isinstance(result_of(ans), dict) else None
-            if isinstance(outcome, dict) and outcome.get("outcome") == "cancelled":
+            if isinstance(error_of(ans), dict) and error_of(ans).get("code") == -32800:
+                self.noted("V1-CANCEL-005", "a permission request pending at the cancel was answered with the error "
+                                            "-32800 (request cancelled, as after a $/cancel_request), not with the "
+                                            "cancelled outcome", [ans.frame, cancel.frame])
+            elif isinstance(outcome, dict) and outcome.get("outcome") == "cancelled":
                 self.passed("V1-CANCEL-005", "a permission request pending at the cancel was answered with the "
                                              "cancelled outcome", [ans.frame, cancel.frame])
             else:
