@@ -334,7 +334,7 @@ def test_a_v1_agent_gets_a_v1_verdict(tmp_path, extra):
 def test_a_v1_client_gets_a_v1_verdict(tmp_path):
     """A v1 client written outside the project (tests/careless/v1_client.py: it asks for protocol version 1, its
     latest, opens one session and never prompts) is recognised by its initialize and judged by the V1 rules: what
-    it never does (prompt, load, cancel, write files) is not exercised, not failed."""
+    it never does (prompt, load, cancel, write files, run terminals) is not exercised, not failed."""
     marker = uuid.uuid4().hex
     p, elapsed = _run_cli(tmp_path, "client", f"--acp-report-dir={tmp_path / 'r'}", "-q",
                           f"--acp-client-env=CARELESS_MARK={marker}", "--", sys.executable,
@@ -348,7 +348,7 @@ def test_a_v1_client_gets_a_v1_verdict(tmp_path):
     assert all(rid.startswith("V1-") for rid in statuses), sorted(r for r in statuses if not r.startswith("V1-"))
     for rid in ("V1-INIT-005", "V1-CLIENT-001", "V1-CLIENT-003", "V1-SESSION-005"):
         assert statuses[rid] == "pass", (rid, statuses[rid])
-    for rid in ("V1-SESSION-004", "V1-CANCEL-005", "V1-FS-003", "V1-CLIENT-002", "V1-CLIENT-004"):
+    for rid in ("V1-SESSION-004", "V1-CANCEL-005", "V1-FS-003", "V1-TERM-003", "V1-CLIENT-002", "V1-CLIENT-004"):
         assert statuses[rid] == "not-exercised", (rid, statuses[rid])
     assert _no_process_with_env(f"CARELESS_MARK={marker}")
 

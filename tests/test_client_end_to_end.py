@@ -120,7 +120,7 @@ def test_v1_reference_client_is_conformant_to_acp_v1(tmp_path):
     from acp_conformance.rules.monitors import checked_on
     catalog = load_catalog()
     v1_client = {x for x in checked_on("client") if x.startswith("V1-") and catalog[x].side in ("client", "both")}
-    assert len(v1_client) >= 9
+    assert len(v1_client) >= 10
     assert v1_client <= r.with_status("pass"), {x: r.status(x) for x in v1_client - r.with_status("pass")}
 
 

@@ -64,7 +64,7 @@ def test_a_plain_v1_client_passes_and_is_judged_by_the_v1_rules_only():
         assert PASS in statuses(got, rule), rule
     assert {f.rule for f in got} <= V1_RULES
     # the situations it never created: no finding at all (not exercised)
-    for rule in ("V1-SESSION-004", "V1-CLIENT-004", "V1-CANCEL-005", "V1-FS-003"):
+    for rule in ("V1-SESSION-004", "V1-CLIENT-004", "V1-CANCEL-005", "V1-FS-003", "V1-TERM-003"):
         assert not statuses(got, rule), rule
 
 
@@ -189,6 +189,25 @@ def test_v1_fs_003_a_written_file_reads_back():
     assert not statuses(play(_write_then_read(err("w1", -32603, "denied"), err("r1", -32603, "nope"))), "V1-FS-003")
     changed = play(_write_then_read(res("w1", None), res("r1", {"content": "other"})))
     assert not bad(changed) and INFO in statuses(changed, "V1-FS-003")
+
+
+def _terminal_output(output, truncated=True):
+    return init() + NEW + [
+        ("<-", req(2, "session/prompt", {"sessionId": "s1", "prompt": [{"type": "text", "text": "run"}]})),
+        ("->", req("t1", "terminal/output", {"sessionId": "s1", "terminalId": "term_1"})),
+        ("<-", res("t1", {"output": output, "truncated": truncated})),
+        ("->", res(2, {"stopReason": "end_turn"}))]
+
+
+def test_v1_term_003_truncated_output_starts_at_a_character():
+    ok = play(_terminal_output("\u00e9\u00e9"))
+    assert not bad(ok) and PASS in statuses(ok, "V1-TERM-003")
+    cut = play(_terminal_output("\ufffd\u00e9\u00e9"))
+    assert bad(cut) == {"V1-TERM-003"}
+    assert "U+FFFD" in msgs(cut, "V1-TERM-003", FAIL)[0]
+    # output that was not truncated, or the command's own invalid bytes further in: not this rule's
+    assert not statuses(play(_terminal_output("\ufffd", truncated=False)), "V1-TERM-003")
+    assert not bad(play(_terminal_output("a\ufffdb")))
 
 
 def test_the_v1_client_monitors_leave_version_2_connections_alone():

@@ -137,10 +137,11 @@ def agent_init_result(msgs) -> dict:
 
 
 class V1ClientTurnMonitor(V1Monitor):
-    """The client's answers to the agent's requests: permissions pending at a cancel, files it writes."""
+    """The client's answers to the agent's requests: permissions pending at a cancel, files it writes, terminal
+    output it truncates."""
 
     side = "client"
-    rules = ("V1-CANCEL-005", "V1-FS-003")
+    rules = ("V1-CANCEL-005", "V1-FS-003", "V1-TERM-003")
 
     def judge(self, conn, msgs) -> None:
         for m in msgs:
@@ -149,6 +150,23 @@ class V1ClientTurnMonitor(V1Monitor):
         writes = [m for m in msgs if m.kind == REQUEST and m.direction == SENT and m.method == "fs/write_text_file"]
         for w in writes:
             self._write(w, msgs)
+        for m in msgs:
+            if m.kind == REQUEST and m.direction == SENT and m.method == "terminal/output":
+                self._output(m)
+
+    def _output(self, req) -> None:
+        """Truncated output that starts with U+FFFD (the replacement of a cut character's remaining bytes) was cut
+        inside a character; other U+FFFD may be the command's own invalid output."""
+        ans = first_answer(req)
+        res = result_of(ans)
+        if not isinstance(res, dict) or res.get("truncated") is not True or not isinstance(res.get("output"), str):
+            return
+        if res["output"].startswith("\ufffd"):
+            self.failed("V1-TERM-003", f"truncated terminal output starts with U+FFFD, the rest of a character cut in "
+                                       f"two: {js(res['output'][:40])}", [ans.frame, req.frame])
+        else:
+            self.passed("V1-TERM-003", f"truncated terminal output starts with a whole character: "
+                                       f"{js(res['output'][:40])}", [ans.frame])
 
     def _cancel(self, cancel, msgs) -> None:
         sid = params(cancel).get("sessionId")
