@@ -27,9 +27,9 @@ def scenarios_dir() -> Path:
 
 
 def suite_folder(side: str, protocol: int = 2) -> Path:
-    """The bundled scenarios of a run: scenarios/agent, scenarios/client, or scenarios/agent_v1 for a v1 agent."""
-    return scenarios_dir() / (f"{side}_v1" if protocol == 1 and side == "agent" else side)
+    """The bundled scenarios of a run: scenarios/agent, scenarios/client, or scenarios/<side>_v1 for version 1."""
+    return scenarios_dir() / (f"{side}_v1" if protocol == 1 else side)
 
 
 # (side, protocol) of every bundled scenario folder
-SUITE_FOLDERS = (("agent", 2), ("agent", 1), ("client", 2))
+SUITE_FOLDERS = (("agent", 2), ("agent", 1), ("client", 2), ("client", 1))

@@ -67,7 +67,7 @@ def test_reference_client_is_conformant_with_no_warnings(reference_run):
     checked = checked_on("client")
     # the MUST rules: mandatory (blocking) and advisory (only the upstream docs state them)
     musts = [x for x in catalog.values() if x.side in ("client", "both") and x.tier in ("mandatory", "advisory")
-             and x.id in checked]
+             and x.id in checked and not x.id.startswith("V1-")]  # the V1 rules: test_v1_reference_client_...
     assert len(musts) >= 40
     for rule in musts:  # every MUST client-side rule the suite checks was exercised and passed
         assert r.status(rule.id) == "pass", (rule.id, r.rule(rule.id))
@@ -91,6 +91,8 @@ def test_client_mutant_is_flagged_for_its_rules(name, tmp_path):
     from acp_conformance.rules.catalog import load_catalog
     only_should = all(load_catalog()[x].warns for x in rules)  # SHOULD or advisory
     strict = ["--acp-strict"] if only_should else []
+    # a v1 mutant is judged as version 1 (forced: one breaks the very version it asks for)
+    strict += ["--acp-protocol=1"] if all(x.startswith("V1-") for x in rules) else []
     r = run_client_suite(mutant_cmd(name), tmp_path, *strict, f"--acp-rules={','.join(rules)}",
                          "--acp-timeout=3")
     assert r.report is not None, r.output[-3000:]
@@ -101,6 +103,38 @@ def test_client_mutant_is_flagged_for_its_rules(name, tmp_path):
         assert r.status(rule) == expect, (rule, r.rule(rule))
     others = (r.with_status("fail") | r.with_status("warn")) - set(rules)
     assert not others, {o: r.rule(o)["evidence"][:1] for o in others}
+
+
+def test_v1_reference_client_is_conformant_to_acp_v1(tmp_path):
+    """The reference client's version-1 mode, recognised by its initialize (no --acp-protocol): played by the v1
+    scripted agent, judged by the V1 rules only, every V1 client rule the suite checks exercised and passed."""
+    r = run_client_suite([sys.executable, "-m", "acp_conformance.reference.client", "--protocol", "1", "--",
+                          "{agent}"], tmp_path)
+    r.assert_conformant()
+    assert r.output.rstrip().splitlines()[-1].startswith("ACP verdict: CONFORMANT to ACP v1: "), r.output[-2000:]
+    v = r.report["verdict"]
+    assert v["protocol"] == 1 and v["revision"] == "v1"
+    assert all(x["id"].startswith("V1-") for x in r.report["rules"])
+    assert not r.with_status("fail") and not r.with_status("warn")
+    from acp_conformance.rules.catalog import load_catalog
+    from acp_conformance.rules.monitors import checked_on
+    catalog = load_catalog()
+    v1_client = {x for x in checked_on("client") if x.startswith("V1-") and catalog[x].side in ("client", "both")}
+    assert len(v1_client) >= 10
+    assert v1_client <= r.with_status("pass"), {x: r.status(x) for x in v1_client - r.with_status("pass")}
+
+
+def test_a_v1_client_forced_to_version_2_and_a_v2_client_forced_to_1_are_one_sentence(tmp_path):
+    v1 = [sys.executable, "-m", "acp_conformance.reference.client", "--protocol", "1", "--", "{agent}"]
+    r = run_client_suite(v1, tmp_path / "a", "--acp-protocol=2")
+    assert r.returncode == 6, r.output[-2000:]
+    assert "the client speaks ACP protocol version 1; this run judges version 2 (--acp-protocol 1 judges " \
+           "version 1)" in r.output
+    r = run_client_suite(None, tmp_path / "b", "--acp-protocol=1")
+    assert r.returncode == 6, r.output[-2000:]
+    assert "the client does not speak ACP protocol version 1, which --acp-protocol 1 asks for: its initialize " \
+           "asked for protocolVersion 2" in r.output
+    assert r.report["verdict"]["reason_kind"] == "not-v2"
 
 
 def _alive(pid: int) -> bool:
@@ -133,7 +167,8 @@ def test_hostile_clients_fail_clearly_and_leave_nothing_running(kind, words, tmp
     left = [p for p in started if _alive(p)]
     assert not left, f"processes left running: {left}"
     if kind == "hangs":
-        assert len(started) == 2  # the client and the relay it launched: both gone
+        # the client and the relay it launched, twice (the version probe before collection, then the test): all gone
+        assert len(started) == 4
 
 
 def test_parallel_client_run_gives_the_same_verdicts_as_a_serial_one(reference_run, tmp_path):

@@ -38,5 +38,11 @@ def test_a_client_that_speaks_json_is_judged_by_the_rules():
     other = {"jsonrpc": "2.0", "id": 0, "method": "session/new", "params": {"cwd": "/"}}
     assert judge_client([received(1, other)], waited=3) is None  # no initialize first: INIT rules judge that
     v1 = dict(INIT, params={"protocolVersion": 1, "info": {"name": "c", "version": "1"}})
-    assert judge_client([received(1, v1)], waited=3).kind == NOT_V2
+    assert judge_client([received(1, v1)], waited=3).kind == NOT_V2  # in a run that judges version 2
+    assert "--acp-protocol 1 judges version 1" in judge_client([received(1, v1)], waited=3).sentence
+    assert judge_client([received(1, v1)], waited=3, protocol=1) is None  # a version-1 run judges it
+    forced = judge_client([received(1, INIT)], waited=3, protocol=1, forced=True)
+    assert forced.kind == NOT_V2 and "which --acp-protocol 1 asks for" in forced.sentence
+    # a version that is no integer is the rules' to judge (V1-INIT-005), not a stop
+    assert judge_client([received(1, dict(INIT, params={"protocolVersion": "1"}))], waited=3, protocol=1) is None
     assert judge_client([Frame(1, 1, SENT, 0.1, b"{}", {})], waited=3).kind == NOT_ACP

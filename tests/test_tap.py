@@ -260,6 +260,23 @@ def test_client_mutant_is_caught_through_tap(name, tmp_path):
     assert data["verdict"]["conformant"] is False
 
 
+def test_a_v1_client_and_agent_are_judged_by_the_v1_rules_of_both_sides_through_tap(tmp_path):
+    """The v1 reference client and agent through tap: the V1 client rules judged beside the agent ones; the v1 client
+    mutant with a relative cwd is caught there too (V1-SESSION-005, the client's)."""
+    d = tmp_path / "r"
+    subprocess.run([*REFERENCE_CLIENT, "--protocol", "1", "--", *TAP, "--report-dir", str(d), "--",
+                    *REFERENCE_AGENT, "--protocol", "1"], cwd=tmp_path, capture_output=True, timeout=120)
+    data = report(d)
+    assert data["verdict"]["conformant"] is True and data["verdict"]["protocol"] == 1, data["verdict"]
+    got = rules(data)
+    for rid in ("V1-INIT-005", "V1-SESSION-005", "V1-CLIENT-001", "V1-CLIENT-002", "V1-CLIENT-003", "V1-INIT-001"):
+        assert got[rid]["status"] == "pass", (rid, got[rid]["status"])
+    d = tmp_path / "m"
+    subprocess.run([PY, CLIENT_MUTANT_SCRIPT, "v1-session-relative-cwd", "--", *TAP, "--report-dir", str(d), "--",
+                    *REFERENCE_AGENT, "--protocol", "1"], cwd=tmp_path, capture_output=True, timeout=120)
+    assert bad(report(d)) == {"V1-SESSION-005": ("fail", ["client"])}
+
+
 def test_agent_dying_mid_turn_still_gets_its_report(tmp_path):
     d = tmp_path / "r"
     p = subprocess.run([*REFERENCE_CLIENT, "--", *TAP, "--report-dir", str(d), "--", *AGENT_MUTANTS, "exit-mid-turn"],

@@ -70,8 +70,11 @@ def test_a_bad_protocol_option_is_a_usage_error(tmp_path):
     assert r.returncode == 2 and "--acp-protocol takes 1 or 2 (got '3')" in r.output
 
 
-def test_version_1_for_a_client_is_a_usage_error(tmp_path):
+def test_version_1_for_a_client_is_judged_not_refused(tmp_path):
+    """--acp-protocol 1 with --client-cmd judges the v1 client side (a client that sends nothing: one sentence)."""
     p = subprocess.run([sys.executable, "-m", "acp_conformance", "client", f"--acp-report-dir={tmp_path}",
-                        "--acp-protocol=1", "--", sys.executable, "-c", "pass"], capture_output=True, text=True,
-                       timeout=120, cwd=tmp_path)
-    assert p.returncode == 2 and "the version 1 client side is not judged yet" in p.stdout + p.stderr
+                        "--acp-protocol=1", "--acp-startup-timeout=3", "--", sys.executable, "-c", "pass"],
+                       capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    out = p.stdout + p.stderr
+    assert p.returncode == 1 and "not judged yet" not in out, out[-2000:]
+    assert "ACP verdict: NOT CONFORMANT: not an ACP client" in out, out[-2000:]

@@ -39,8 +39,10 @@ def first_contact(state: SuiteState, frames: list[Frame], result, client: bool =
     from ..rules.first_contact import FirstContact, judge_agent, judge_client, v1_behind_v2
     report_dir = state.run.report_dir
     waited = max(state.run.startup_timeout, state.run.timeout)
-    contact = judge_client(frames, waited) if client else judge_agent(frames, waited, protocol=state.run.protocol,
-                                                                      forced=state.run.protocol_forced)
+    if client:
+        contact = judge_client(frames, waited, state.run.protocol, state.run.protocol_forced)
+    else:
+        contact = judge_agent(frames, waited, protocol=state.run.protocol, forced=state.run.protocol_forced)
     if client and contact is not None and contact.kind != NOT_V2 and getattr(result, "error", None):
         # the runner knows more of a client that sent nothing (it never started its agent, ended, hung)
         contact.sentence = "not an ACP client: " + " ".join(str(result.error).split())

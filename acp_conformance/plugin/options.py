@@ -232,17 +232,16 @@ def _revision(config: pytest.Config) -> str:
 
 
 def _protocol(config: pytest.Config, side: str, target: dict[str, Any], startup: float) -> int | None:
-    """--acp-protocol (checked), else the version an agent answers in (None: not given, for a client)."""
+    """--acp-protocol (checked), else the version an agent answers in, or a client asks for (plugin/probe.py)."""
     given = config.getoption("acp_protocol", default=None)
     if given is not None:
         if str(given).strip() not in ("1", "2"):
             raise UsageError(f"--acp-protocol takes 1 or 2 (got {given!r})")
-        if side == "client" and int(given) == 1:
-            raise UsageError("--acp-protocol 1 judges agents only: the version 1 client side is not judged yet")
         return int(given)
+    from .probe import client_version, spoken_version
     if side != "agent":
-        return None
-    from .probe import spoken_version
+        return client_version(target["template"], target["extra_args"], target["env"], target["cwd"], startup,
+                              _report_dir(config), hasattr(config, "workerinput"))
     return spoken_version(target["argv"], target["env"], target["cwd"], startup, _report_dir(config),
                           hasattr(config, "workerinput"))
 

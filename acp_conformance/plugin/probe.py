@@ -1,7 +1,9 @@
-"""Which protocol version the agent speaks, learnt once before collection so that the run collects the scenarios
-of that version (scenarios/agent or scenarios/agent_v1): one initialize asking for the latest version the suite
-judges, its answer read as the monitors read it (protocol/versions.py ``negotiated``). The answer is kept in the
-report directory, so xdist workers and the controller agree."""
+"""Which protocol version the target speaks, learnt once before collection so that the run collects the scenarios
+of that version (scenarios/<side> or scenarios/<side>_v1). An agent: one initialize asking for the latest version
+the suite judges, its answer read as the monitors read it (protocol/versions.py ``negotiated``). A client speaks
+first: it is started once against a stand-in agent that hangs up on its first initialize, whose protocolVersion
+(the latest the client supports) says which. The answer is kept in the report directory, so xdist workers and the
+controller agree."""
 
 from __future__ import annotations
 
@@ -36,6 +38,50 @@ def spoken_version(argv: list[str], env: Mapping[str, str], cwd: str | None, tim
     if not worker:
         kept.write_text(json.dumps({"protocol": version}))
     return version
+
+
+def client_version(template: list[str], extra_args: list[str], env: Mapping[str, str], cwd: str | None,
+                   timeout: float, report_dir: Path, worker: bool) -> int:
+    """1 when the client's first initialize asks for protocolVersion 1, else 2 (a client that sends none: the
+    first test then says why)."""
+    kept = report_dir / PROBE_FILE
+    if worker and kept.exists():
+        try:
+            return int(json.loads(kept.read_text())["protocol"])
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+    version = _probe_client(template, extra_args, env, cwd, timeout)
+    if not worker:
+        kept.write_text(json.dumps({"protocol": version}))
+    return version
+
+
+def _probe_client(template: list[str], extra_args: list[str], env: Mapping[str, str], cwd: str | None,
+                  timeout: float) -> int:
+    import anyio
+
+    from ..scenarios.client_runner import ClientRunner
+    from ..scenarios.model import Scenario, Step
+    from ..scenarios.runner import RunSettings, TargetSpec
+    from ..wire.transcript import RECEIVED
+    scn = Scenario(name="protocol-probe", path=Path("probe"), rules=[], steps=[], side="client",
+                   options={"quiet": 1.0})
+    scn.handlers = {"initialize": [Step("exit", {}, 0)]}  # type: ignore[attr-defined]
+    settings = RunSettings(timeout=timeout, startup_timeout=timeout, test_timeout=timeout * 2, shutdown_grace=1.0)
+    with tempfile.TemporaryDirectory(prefix="acp-probe-") as tmp, \
+            tempfile.TemporaryDirectory(prefix="acp-sock-") as sock:
+        runner = ClientRunner(scn, TargetSpec(list(template), dict(env), list(extra_args)), settings,
+                              Path(cwd or tmp), Path(sock))
+        try:
+            result = anyio.run(runner.run)
+        except Exception:  # noqa: BLE001 - the run's own start reports a client that cannot be started
+            return 2
+    for f in result.transcript.frames:
+        m = f.msg
+        if f.direction == RECEIVED and isinstance(m, dict) and m.get("method") == "initialize":
+            p = m.get("params")
+            return 1 if isinstance(p, dict) and p.get("protocolVersion") == 1 else 2
+    return 2
 
 
 def _probe(argv: list[str], env: Mapping[str, str], cwd: str | None, timeout: float) -> int | None:

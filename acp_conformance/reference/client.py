@@ -21,7 +21,8 @@ Options (or the environment variables in brackets, so that a scenario can steer 
 decided yet, so a pending request is answered cancelled when the turn is cancelled or ends], ``--list`` [ACP_CLIENT_LIST=1:
 page through session/list], ``--resume`` [ACP_CLIENT_RESUME=1: resume the first listed session],
 ``--set-config`` [ACP_CLIENT_SET_CONFIG=1: set each select/boolean config option once],
-``--cancel-tools`` [ACP_CLIENT_CANCEL_TOOLS=1: tool_call/cancel every tool call that advertises
+``--protocol 1`` [ACP_CLIENT_PROTOCOL=1: the version-1 client of client_v1.py], ``--load``
+[ACP_CLIENT_LOAD=1, version 1: session/load the session after the prompts when the agent advertised loadSession], ``--cancel-tools`` [ACP_CLIENT_CANCEL_TOOLS=1: tool_call/cancel every tool call that advertises
 ``capabilities.cancel``], ``--request-timeout S`` [ACP_CLIENT_REQUEST_TIMEOUT: a request unanswered after S seconds gets a
 ``$/cancel_request``, and its one answer is still awaited], ``--timeout S`` [ACP_CLIENT_TIMEOUT, default 20].
 """
@@ -408,6 +409,8 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
     p.add_argument("--request-timeout", type=float, default=float(env("ACP_CLIENT_REQUEST_TIMEOUT"))
                    if env("ACP_CLIENT_REQUEST_TIMEOUT") else None)
     p.add_argument("--timeout", type=float, default=float(env("ACP_CLIENT_TIMEOUT", "20")))
+    p.add_argument("--load", action="store_true", default=env("ACP_CLIENT_LOAD") == "1")
+    p.add_argument("--protocol", type=int, choices=[1, 2], default=int(env("ACP_CLIENT_PROTOCOL", "2")))
     opts = p.parse_args(own)
     if len(agent) == 1 and not os.path.exists(agent[0]):
         agent = shlex.split(agent[0])  # the agent given as one command line (the suite's {agent})
@@ -418,6 +421,9 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
 
 def main(argv: list[str] | None = None, cls: type[ReferenceClient] = ReferenceClient) -> int:
     opts, agent = parse(list(sys.argv[1:] if argv is None else argv))
+    if opts.protocol == 1 and cls is ReferenceClient:
+        from .client_v1 import V1ReferenceClient  # version 1 (a subclass: imported only when asked for)
+        cls = V1ReferenceClient
     return asyncio.run(cls(opts).main(agent))
 
 

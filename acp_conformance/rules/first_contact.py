@@ -228,19 +228,29 @@ def _wants_mcp_servers(response: dict, params: Any) -> bool:
     return "mcpServers" in json.dumps(err, default=str)
 
 
-def judge_client(frames: list[Frame], waited: float | None = None) -> FirstContact | None:
+def judge_client(frames: list[Frame], waited: float | None = None, protocol: int = 2,
+                 forced: bool = False) -> FirstContact | None:
     """The client's first initialize request of the test: a client asks for its latest version, so one that
-    asks for a version below 2 does not speak v2. None when it asked for 2 or later. With ``waited`` (the
-    seconds the suite waited for it), a client that sent nothing at all is not an ACP client either (it
-    printed non-JSON, ended, or stayed silent, as cat does: it only ever repeats what it is sent)."""
+    asks for a version the run does not judge is not judged (``protocol``: the run's version; a version-1 run
+    judges a client that asks for 1, a version-2 run one that asks for 2 or later; ``forced``: --acp-protocol
+    chose it). With ``waited`` (the seconds the suite waited for it), a client that sent nothing at all is not
+    an ACP client either (it printed non-JSON, ended, or stayed silent, as cat does: it only ever repeats what
+    it is sent)."""
     for f in frames:
         if f.direction == RECEIVED and isinstance(f.msg, dict) and f.msg.get("method") == "initialize":
             params = f.msg.get("params")
             v = params.get("protocolVersion") if isinstance(params, dict) else None
-            if isinstance(v, int) and not isinstance(v, bool) and v < 2:
-                return FirstContact(NOT_V2, f"the client speaks ACP protocol version {v}; this suite judges version 2 "
-                                    "(the version 1 client side is not judged yet)",
+            if not isinstance(v, int) or isinstance(v, bool):
+                return None  # the rules judge a malformed version (V1-INIT-005, INIT-*)
+            if protocol == 1 and v != 1:
+                return FirstContact(NOT_V2, f"the client does not speak ACP protocol version 1, which "
+                                    f"{'--acp-protocol 1 asks for' if forced else 'this run judges'}: its initialize "
+                                    f"asked for protocolVersion {v}" + ("" if forced else
+                                                                         " (--acp-protocol 2 judges version 2)"),
                                     f, v)
+            if protocol != 1 and v < 2:
+                hint = V1_HINT if v == 1 else "this suite judges versions 1 and 2"
+                return FirstContact(NOT_V2, f"the client speaks ACP protocol version {v}; {hint}", f, v)
             return None
     if waited is None or any(f.direction == RECEIVED and f.problem is None for f in frames):
         return None  # it sent JSON (something else first): the rules judge it

@@ -31,6 +31,9 @@ AGENT_INFO = {"name": "acp-conformance-scripted-agent", "title": "ACP Conformanc
 METHOD_NOT_FOUND = -32601
 DEFAULT_PROMPT = [Step("user_message", {}, 0), Step("respond", {}, 1), Step("state", {"state": "running"}, 2),
                   Step("message", {"text": "Hello from the scripted agent."}, 3), Step("state", {"state": "idle"}, 4)]
+# version 1 (https://agentclientprotocol.com/protocol/v1/prompt-turn): the turn's updates, then the response
+# carries the stop reason
+DEFAULT_PROMPT_V1 = [Step("message", {"text": "Hello from the scripted agent."}, 0), Step("respond", {}, 1)]
 _VAR = re.compile(r"\$\{([A-Za-z_][\w.]*)\}")
 _WHOLE = re.compile(r"^\$([A-Za-z_][\w.]*)$")
 
@@ -111,6 +114,8 @@ class ClientRunner:
 
     # -- the scripted agent ---------------------------------------------------------------------
     def _default_result(self, method: str, params: dict[str, Any], env: dict[str, Any]) -> Any:
+        if self.settings.protocol == 1:
+            return self._default_result_v1(method, env)
         if method == "initialize":
             res = {"protocolVersion": 2, "info": AGENT_INFO, "capabilities": {"session": {}}}
             res.update({k: v for k, v in self.init_script.items() if k != "error"})
@@ -123,6 +128,25 @@ class ClientRunner:
             return {"sessions": []}
         if method in ("session/resume", "session/close", "session/delete", "auth/login", "auth/logout",
                       "session/set_config_option", "tool_call/cancel", "terminal/cancel"):
+            return {}
+        return None
+
+    def _default_result_v1(self, method: str, env: dict[str, Any]) -> Any:
+        """A small correct v1 agent's answers (https://agentclientprotocol.com/protocol/v1/initialization): no
+        optional capability unless the scenario's ``initialize`` advertises it."""
+        if method == "initialize":
+            res = {"protocolVersion": 1, "agentCapabilities": {"loadSession": False, "promptCapabilities": {}},
+                   "authMethods": [], "agentInfo": AGENT_INFO}
+            res.update({k: v for k, v in self.init_script.items() if k != "error"})
+            return res
+        if method == "session/new":
+            return {"sessionId": env["sid"]}
+        if method == "session/prompt":
+            return {"stopReason": "end_turn"}
+        if method == "session/list":
+            return {"sessions": []}
+        if method in ("session/load", "session/resume", "session/close", "session/delete", "session/set_mode",
+                      "session/set_config_option", "authenticate", "logout"):
             return {}
         return None
 
@@ -143,7 +167,7 @@ class ClientRunner:
         elif method in self.handlers:
             actions = self.handlers[method]
         elif method == "session/prompt":
-            actions = DEFAULT_PROMPT
+            actions = DEFAULT_PROMPT_V1 if self.settings.protocol == 1 else DEFAULT_PROMPT
         elif self._default_result(method, params, env) is not None:
             actions = [Step("respond", {}, 0)]
         else:
@@ -192,12 +216,17 @@ class ClientRunner:
                 upd["error"] = a["error"]
             await self._update(env["sid"], upd)
         elif k == "message":
-            await self._update(env["sid"], {"sessionUpdate": "agent_message_chunk",
-                                            "messageId": env.setdefault("agentMessageId", f"msg_{uuid.uuid4().hex[:12]}"),
-                                            "content": {"type": "text", "text": str(a.get("text", ""))}})
+            chunk = {"sessionUpdate": "agent_message_chunk",
+                     "content": {"type": "text", "text": str(a.get("text", ""))}}
+            if self.settings.protocol != 1:  # v1 chunks carry no messageId
+                chunk["messageId"] = env.setdefault("agentMessageId", f"msg_{uuid.uuid4().hex[:12]}")
+            await self._update(env["sid"], chunk)
         elif k == "update":
             await self._update(a.get("session", env["sid"]), a["update"])
         elif k == "request":
+            if not self._client_allows(a["method"]):
+                self.transcript.event(EV_NOTE, text=f"{a['method']} not sent: the client did not advertise it")
+                return
             p = await self.peer.request(a["method"], a.get("params"), id=a.get("id"))
             if a.get("save"):
                 self.saved[str(a["save"])] = p
@@ -239,6 +268,20 @@ class ClientRunner:
             else:
                 await self.transport.close_stdin()
             self._wake()
+
+    def _client_allows(self, method: str) -> bool:
+        """Version 1: an agent calls fs/* and terminal/* only when the client's clientCapabilities advertised them
+        (https://agentclientprotocol.com/protocol/v1/file-system); the scripted agent keeps that rule too."""
+        if self.settings.protocol != 1 or not method.startswith(("fs/", "terminal/")):
+            return True
+        init = next((f.msg for f in self.transcript.frames if f.direction == RECEIVED and isinstance(f.msg, dict)
+                     and f.msg.get("method") == "initialize"), {})
+        caps = (init.get("params") or {}).get("clientCapabilities") if isinstance(init.get("params"), dict) else None
+        caps = caps if isinstance(caps, dict) else {}
+        if method.startswith("terminal/"):
+            return caps.get("terminal") is True
+        fs = caps.get("fs") if isinstance(caps.get("fs"), dict) else {}
+        return fs.get({"fs/read_text_file": "readTextFile", "fs/write_text_file": "writeTextFile"}.get(method)) is True
 
     async def _update(self, sid: Any, update: dict[str, Any]) -> None:
         await self.peer.notify("session/update", {"sessionId": sid, "update": update})
