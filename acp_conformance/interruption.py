@@ -46,6 +46,10 @@ class SignalGuard:
         self._owed = False  # the raise was put off (the signal landed under the AST constructor)
         self._later: threading.Timer | None = None
         self.run_id = os.environ.get(RUN_VAR) if not owner else uuid.uuid4().hex
+        # while the run is being set up (pytest_configure: the version probe starts the target), a signal kills
+        # the targets and is remembered, not raised: a raise there would escape pytest's unwinding; the first
+        # test's setup raises it (raise_if_stopped), so the partial report and the exit status are as always
+        self.defer = False
 
     def install(self) -> "SignalGuard":
         if self.owner:
@@ -100,6 +104,8 @@ class SignalGuard:
                 self.on_signal(signum)
         elif not self._owed:
             return  # a second signal while the run unwinds: the targets are dead again, the report is being written
+        if self.defer:
+            return
         if _under_the_ast_constructor(frame):  # CPython 3.11 turns a raise there into SystemError: raise it later
             self._owed = True
             self._later = threading.Timer(AGAIN_AFTER, os.kill, (os.getpid(), self.signum))

@@ -105,6 +105,31 @@ def test_a_signal_stops_every_target_and_writes_the_partial_report(tmp_path, how
     assert (report_dir / "report.html").is_file()
 
 
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="finds the target's processes in /proc")
+def test_a_signal_while_the_version_probe_runs_stops_the_run_like_any_other(tmp_path):
+    """The version probe starts the target before any test (plugin/probe.py): a SIGTERM then (the target takes 5 s
+    to answer) kills it and stops the run with 128 + 15 and the partial report, not a traceback."""
+    marker = f"careless-{uuid.uuid4().hex}"
+    target = [sys.executable, "-X", f"pycache_prefix=/tmp/{marker}", str(HOSTILE), "slow-start"]
+    report_dir = tmp_path / "reports"
+    proc = subprocess.Popen([sys.executable, "-m", "pytest", f"--agent-cmd={' '.join(target)}",
+                             f"--acp-report-dir={report_dir}", "-p", "no:cacheprovider", "-q"],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert _wait_for(lambda: _processes_with(marker), 60), "the probe never started the target"
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 128 + signal.SIGTERM, (proc.returncode, out[-3000:])
+    assert "Traceback" not in out, out[-3000:]
+    assert _none_left(marker), _processes_with(marker)
+    report = json.loads((report_dir / "report.json").read_text())
+    assert report["verdict"]["conformant"] is False and "SIGTERM" in report["verdict"]["interrupted"]
+
+
 def _run_cli(tmp_path: Path, *args: str, timeout: float = 120) -> tuple[subprocess.CompletedProcess, float]:
     t0 = time.monotonic()
     p = subprocess.run([*CLI, *args], cwd=tmp_path, capture_output=True, text=True, timeout=timeout)

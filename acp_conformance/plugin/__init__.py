@@ -38,11 +38,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
+    from ..interruption import SignalGuard  # SIGTERM/SIGHUP: kill the targets, then unwind with the partial report
+    if all(config.getoption(o, default=None) is None for o in ("acp_agent_cmd", "acp_client_cmd")):
+        return  # no target: the plugin does nothing
+    guard = SignalGuard(owner=not hasattr(config, "workerinput"))
+    guard.defer = True  # installed before the version probe starts the target
+    guard.install()
     try:
         run = build_run_config(config)
     except UsageError as e:
+        guard.uninstall()
         pytest.exit(f"acp-conformance: {e}", returncode=2)
     if run is None:
+        guard.uninstall()
         return
     from ..resources import suite_folder
     from ..rules.catalog import load_catalog
@@ -62,8 +70,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not hasattr(config, "workerinput"):
         from ..early_stop import reset
         reset(run.report_dir)
-    from ..interruption import SignalGuard  # SIGTERM/SIGHUP: kill the targets, then unwind with the partial report
-    state.guard = SignalGuard(owner=not hasattr(config, "workerinput")).install()
+    state.guard = guard
     from ..scenarios.prestart import for_run
     state.test_loop = for_run(config, run)
     from ..scenarios.run_ahead import RunAhead, depth_for_run
@@ -74,6 +81,7 @@ def pytest_configure(config: pytest.Config) -> None:
     from .session import ConformanceRun
     config.pluginmanager.register(ConformanceRun(config, state), RUN_PLUGIN)
     _without_hypothesis_summary(config)
+    guard.defer = False  # from here a signal raises (the first test's setup raises one that came before)
 
 
 def _without_hypothesis_summary(config: pytest.Config) -> None:
