@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from ..protocol.versions import negotiated
 
@@ -28,29 +28,25 @@ HELLO = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
 def spoken_version(argv: list[str], env: Mapping[str, str], cwd: str | None, timeout: float, report_dir: Path,
                    worker: bool) -> int:
     """1 or 2: the version the agent answers in (2 when it does not answer at all: the first test then says why)."""
-    kept = report_dir / PROBE_FILE
-    if worker and kept.exists():
-        try:
-            return int(json.loads(kept.read_text())["protocol"])
-        except (OSError, ValueError, KeyError, TypeError):
-            pass
-    version = _probe(argv, env, cwd, timeout) or 2
-    if not worker:
-        kept.write_text(json.dumps({"protocol": version}))
-    return version
+    return _kept_or_probed(report_dir, worker, lambda: _probe(argv, env, cwd, timeout) or 2)
 
 
 def client_version(template: list[str], extra_args: list[str], env: Mapping[str, str], cwd: str | None,
                    timeout: float, report_dir: Path, worker: bool) -> int:
     """1 when the client's first initialize asks for protocolVersion 1, else 2 (a client that sends none: the
     first test then says why)."""
+    return _kept_or_probed(report_dir, worker, lambda: _probe_client(template, extra_args, env, cwd, timeout))
+
+
+def _kept_or_probed(report_dir: Path, worker: bool, probe: Callable[[], int]) -> int:
+    """An xdist worker reads the controller's answer from the report directory; the controller probes and keeps it."""
     kept = report_dir / PROBE_FILE
     if worker and kept.exists():
         try:
             return int(json.loads(kept.read_text())["protocol"])
         except (OSError, ValueError, KeyError, TypeError):
             pass
-    version = _probe_client(template, extra_args, env, cwd, timeout)
+    version = probe()
     if not worker:
         kept.write_text(json.dumps({"protocol": version}))
     return version
